@@ -1,0 +1,3 @@
+from mini_agent.cli import main
+
+main()

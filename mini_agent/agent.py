@@ -1,0 +1,231 @@
+"""The loop: ask the model, run the tools it calls, send the results back, until it is done."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable
+
+from mini_agent.errors import StepLimitReached, TurnAborted
+from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
+from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
+from mini_agent.permissions import Allow, Ask, Decision, Deny, check
+from mini_agent.preview import change_preview
+from mini_agent.prompt import build_system, system_hint
+from mini_agent.provider import Provider, Reply, Request
+from mini_agent.session import Session
+from mini_agent.settings import Settings
+from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
+from mini_agent.usage import Usage
+
+DEGRADED_AFTER = 3
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A tool call the policy wants a human to approve."""
+
+    tool: Tool
+    arguments: dict
+    reason: str
+    preview: str | None
+
+
+Confirm = Callable[[ApprovalRequest], Decision]
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    text: str
+    """The final answer: the text of the last reply."""
+    stop_reason: str | None
+    steps: int
+    usage: Usage
+    is_error: bool = False
+
+
+class Agent:
+    def __init__(
+        self,
+        provider: Provider,
+        registry: ToolRegistry,
+        settings: Settings,
+        session: Session,
+        ctx: ToolContext,
+        static_prompt: str,
+        emit: Emit,
+        confirm: Confirm,
+    ) -> None:
+        self.provider, self.registry, self.settings = provider, registry, settings
+        self.session, self.ctx, self.static_prompt = session, ctx, static_prompt
+        self.emit, self.confirm = emit, confirm
+        self._system: tuple[dict, list[dict]] | None = None
+        self._network_failures: dict[str, int] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._results: dict[str, ToolResult] = {}
+
+    def run_turn(self, text: str, attachments: list[dict] | tuple = ()) -> TurnResult:
+        """One user turn, at most max_steps model requests; Ctrl-C becomes TurnAborted with the transcript valid."""
+        self.session.begin_turn(text, attachments)
+        self.ctx.request = text
+        usage = Usage()
+        try:
+            for step in range(1, self.settings.max_steps + 1):
+                reply = self.provider.complete(self.request(), self.emit)
+                usage = usage + reply.usage
+                self._record(reply, step)
+                calls = tool_uses(reply.message)
+                if reply.stop_reason == "pause_turn":
+                    continue  # a server tool paused the turn: sending the reply back resumes it
+                if reply.stop_reason == "tool_use" and calls:
+                    self.session.append({"role": "user", "content": self._run_tools(calls)})
+                    continue
+                return self._finish(reply, calls, step, usage)
+            raise StepLimitReached(self.settings.max_steps)
+        except KeyboardInterrupt:
+            self._settle_dangling_calls("Not run: the user interrupted the turn.")
+            raise TurnAborted() from None
+
+    def request(self) -> Request:
+        """The next request: stable system and tools, the transcript with a moving cache breakpoint."""
+        return Request(
+            model=self.settings.model,
+            system=self._system_blocks(),
+            messages=with_cache_breakpoint(self.session.messages),
+            tools=self.registry.schemas(),
+            max_tokens=self.settings.max_tokens,
+        )
+
+    def _system_blocks(self) -> list[dict]:
+        hints = self.session.hints
+        if self._system is None or self._system[0] != hints:
+            self._system = (dict(hints), build_system(self.static_prompt, self.registry, hints))
+        return self._system[1]
+
+    def _record(self, reply: Reply, step: int) -> None:
+        self.session.record_usage(reply.usage)
+        if reply.message["content"]:
+            self.session.append(reply.message)
+        self.emit(AssistantMessage(reply.message, reply.stop_reason, reply.usage, step))
+
+    def _finish(self, reply: Reply, calls: list[dict], step: int, usage: Usage) -> TurnResult:
+        is_error = reply.stop_reason in ("refusal", "max_tokens")
+        if reply.stop_reason == "refusal":
+            explanation = (reply.stop_details or {}).get("explanation")
+            self.emit(Notice("The model declined to continue (stop reason: refusal)" + (f": {explanation}" if explanation else ".")))
+        elif reply.stop_reason == "max_tokens":
+            self.emit(Notice(
+                f"The reply was cut off at the output limit ({self.settings.max_tokens} tokens); "
+                "raise --max-tokens or ask the model to continue."
+            ))
+        if calls:  # never leave a tool_use without its result: the next request would be rejected
+            reason = f"Not run: the reply ended with stop reason {reply.stop_reason!r} before the call was complete."
+            self.session.append({"role": "user", "content": [tool_result(c["id"], reason, True) for c in calls]})
+        return TurnResult(text_of(reply.message), reply.stop_reason, step, usage, is_error)
+
+    # ---- tools ---------------------------------------------------------------------------------------
+
+    def _run_tools(self, calls: list[dict]) -> list[dict]:
+        """Run every call of a reply; consecutive read-only calls run together. Results keep call order."""
+        self._results = {}
+        batch: list[tuple[dict, Tool, dict]] = []
+        for call in calls:
+            planned = self._plan(call)
+            if planned is None:
+                continue
+            tool, arguments = planned
+            if tool.risk == "read":
+                batch.append((call, tool, arguments))
+                continue
+            self._run_batch(batch)
+            batch = []
+            self._run_one(call, tool, arguments)
+        self._run_batch(batch)
+        return [tool_result(c["id"], self._results[c["id"]].content, self._results[c["id"]].is_error) for c in calls]
+
+    def _plan(self, call: dict) -> tuple[Tool, dict] | None:
+        """Validate and authorise a call; a refusal or a malformed call is settled here as an error result."""
+        tool = self.registry.get(call["name"])
+        if tool is None:
+            return self._settle(call, self.registry.unknown(call["name"]))
+        try:
+            arguments = tool.validate(call.get("input"))
+        except ToolError as exc:
+            return self._settle(call, ToolResult(str(exc), is_error=True))
+        verdict = check(tool, arguments, self.settings.permission_mode)
+        if isinstance(verdict, Ask):
+            preview = change_preview(tool.name, arguments, self.ctx.cwd)
+            verdict = self.confirm(ApprovalRequest(tool, arguments, verdict.reason, preview))
+        if isinstance(verdict, Deny):
+            self._settle(call, ToolResult(verdict.message, is_error=True))
+            if verdict.stop_turn:
+                raise KeyboardInterrupt
+            return None
+        assert isinstance(verdict, Allow)
+        return tool, arguments
+
+    def _settle(self, call: dict, result: ToolResult) -> None:
+        self._results[call["id"]] = result
+        self.emit(ToolStarted(call["id"], call["name"], call.get("input")))
+        self.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
+        return None
+
+    def _run_one(self, call: dict, tool: Tool, arguments: dict) -> None:
+        self.emit(ToolStarted(call["id"], tool.name, arguments))
+        started = time.monotonic()
+        result = execute(tool, arguments, self.ctx)
+        self._results[call["id"]] = result
+        self._track_health(tool.name, result)
+        self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+
+    def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
+        if len(batch) <= 1:
+            for item in batch:
+                self._run_one(*item)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+        for call, tool, arguments in batch:
+            self.emit(ToolStarted(call["id"], tool.name, arguments))
+        started = time.monotonic()
+        futures = [(call, tool, arguments, self._pool.submit(execute, tool, arguments, self.ctx)) for call, tool, arguments in batch]
+        for call, tool, arguments, future in futures:
+            result = future.result()
+            self._results[call["id"]] = result
+            self._track_health(tool.name, result)
+            self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+
+    def _track_health(self, name: str, result: ToolResult) -> None:
+        """Three network failures in a row mark a tool degraded in segment 3; any other outcome clears it."""
+        key = f"tool_degraded:{name}"
+        if result.network_error:
+            self._network_failures[name] = self._network_failures.get(name, 0) + 1
+            if self._network_failures[name] == DEGRADED_AFTER:
+                text = (
+                    f"{name} failed {DEGRADED_AFTER} times in a row with network errors, the last: "
+                    f"{result.content[:200]} The network may be unavailable: avoid {name} unless the user asks "
+                    "for it, and say so if the task needs it."
+                )
+                self.session.hints[key] = system_hint("tool_degraded", text, tool=name)
+                self.emit(HintChanged(key, self.session.hints[key]))
+            return
+        self._network_failures.pop(name, None)
+        if self.session.hints.pop(key, None) is not None:
+            self.emit(HintChanged(key, None))
+
+    def _settle_dangling_calls(self, reason: str) -> None:
+        """After an interrupt, give every unanswered tool_use a result (those that finished keep theirs)."""
+        messages = self.session.messages
+        if not messages or messages[-1]["role"] != "assistant":
+            return
+        calls = tool_uses(messages[-1])
+        if not calls:
+            return
+        done = self._results
+        blocks = [
+            tool_result(c["id"], done[c["id"]].content, done[c["id"]].is_error) if c["id"] in done
+            else tool_result(c["id"], reason, True)
+            for c in calls
+        ]
+        self.session.append({"role": "user", "content": blocks})

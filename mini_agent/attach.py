@@ -1,0 +1,37 @@
+"""Piped input attached to the prompt as a tagged block beside the user's own words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import BinaryIO
+from xml.sax.saxutils import escape
+
+from mini_agent.prompt import system_hint
+
+
+@dataclass(frozen=True)
+class Attachment:
+    block: dict
+    """The content block sent beside the prompt."""
+    chars: int
+    truncated: bool
+
+
+def read_limited(stream: BinaryIO, limit_chars: int) -> tuple[str, bool]:
+    """Up to limit_chars of a byte stream as text, and whether more was there; never reads it all."""
+    data = stream.read(limit_chars * 4 + 1)
+    text = data.decode("utf-8", errors="replace")
+    more = len(text) > limit_chars or bool(stream.read(1))
+    return text[:limit_chars], more
+
+
+def stdin_attachment(text: str, truncated: bool, limit_chars: int) -> Attachment:
+    body = f'<attachment source="stdin">\n{escape(text)}\n</attachment>'
+    if truncated:
+        body += "\n" + system_hint(
+            "truncated",
+            f"The piped input was longer than {limit_chars} characters; only the first {limit_chars} are attached. "
+            "Ask the user for the rest or for a file path if it matters.",
+            shown=f"1-{limit_chars}",
+        )
+    return Attachment({"type": "text", "text": body}, len(text), truncated)

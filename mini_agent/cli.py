@@ -1,0 +1,99 @@
+"""The command line: flags and environment -> Settings; picks one-shot, piped or interactive use; exit codes.
+
+This is the one place that wires objects together. Start-up matters: `--version` imports nothing but this
+package's metadata, `--help` only typer, and a run starts importing the model SDK in the background before
+anything else so that import overlaps the rest of start-up.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from mini_agent import __version__
+from mini_agent.errors import ExitStatus, MiniAgentError
+from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
+
+app = typer.Typer(
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"mini-agent {__version__}")
+        raise typer.Exit()
+
+
+@app.command(
+    help=(
+        "A terminal code agent. Without -p and with a terminal, starts an interactive session; "
+        "`mini-agent -p TASK` runs one task and exits; piped input becomes the prompt, or, with -p, "
+        "an attachment beside it (e.g. `git diff | mini-agent -p 'review this'`)."
+    ),
+    epilog="Exit codes: 0 success, 1 runtime error, 2 usage or configuration error, 3 step limit reached, 130 interrupted.",
+)
+def run(
+    prompt: Optional[str] = typer.Option(None, "-p", "--print", help="Run this task non-interactively and exit."),
+    output_format: str = typer.Option("text", "--output-format", help="text | json | stream-json (with -p or piped input)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model id [env: ANTHROPIC_MODEL]."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic-compatible endpoint [env: ANTHROPIC_BASE_URL]."),
+    permission_mode: Optional[str] = typer.Option(None, "--permission-mode", help="default | accept-edits | auto | plan."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Same as --permission-mode auto."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Model requests allowed per turn [default: 50]."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Output tokens per reply [default: 8192]."),
+    max_retries: Optional[int] = typer.Option(None, "--max-retries", help="Retries per request on 429/5xx/529/cuts [default: 4]."),
+    show_prompt: bool = typer.Option(False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    from mini_agent.settings import from_environment
+
+    if output_format not in OUTPUT_FORMATS:
+        _fail(f"Unknown output format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}.")
+    if yes and permission_mode not in (None, "auto"):
+        _fail("--yes means --permission-mode auto; pass only one of them.")
+    mode = "auto" if yes else permission_mode
+    if mode is not None and mode not in PERMISSION_MODES:
+        _fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
+    try:
+        settings = from_environment(
+            model=model, base_url=base_url, permission_mode=mode,
+            max_steps=max_steps, max_tokens=max_tokens, max_retries=max_retries,
+        )
+        if show_prompt:
+            from mini_agent.ui.show_prompt import print_prompt
+
+            print_prompt(settings, sys.stdout)
+            raise typer.Exit(ExitStatus.SUCCESS)
+        from mini_agent.ui.launch import launch
+
+        status = launch(settings, prompt, output_format)
+    except MiniAgentError as exc:
+        from mini_agent.errors import redact
+
+        print(f"mini-agent: {redact(str(exc), _known_secrets())}", file=sys.stderr)
+        status = exc.exit_status
+    raise typer.Exit(int(status))
+
+
+def _fail(message: str) -> None:
+    print(f"mini-agent: {message}", file=sys.stderr)
+    raise typer.Exit(ExitStatus.USAGE)
+
+
+def _known_secrets() -> list[str]:
+    import os
+
+    return [os.environ.get(name, "") for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")]
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--version"]:  # the fastest path: no typer, no parsing
+        print(f"mini-agent {__version__}")
+        return
+    app()

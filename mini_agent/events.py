@@ -1,0 +1,74 @@
+"""What the core tells the outside world: frozen events passed to an `emit` callable.
+
+The core never touches the terminal; renderers (rich, plain text, json, stream-json) consume these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Union
+
+if TYPE_CHECKING:
+    from mini_agent.tools.base import ToolResult
+    from mini_agent.usage import Usage
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's text as it streams in."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplyDiscarded:
+    """A reply attempt failed part-way; whatever it streamed so far is void and the request is retried."""
+
+    reason: str
+    attempt: int
+    delay: float
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """A complete reply, exactly as appended to the transcript."""
+
+    message: dict
+    stop_reason: str | None
+    usage: Usage
+    step: int
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    tool_use_id: str
+    name: str
+    input: Any
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    tool_use_id: str
+    name: str
+    input: Any
+    result: ToolResult
+    duration: float
+
+
+@dataclass(frozen=True)
+class HintChanged:
+    """A runtime hint (system-prompt segment 3) was set, or removed when text is None."""
+
+    key: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the human should know that is not the model's words (a refusal, a cut reply)."""
+
+    text: str
+
+
+Event = Union[TextDelta, ReplyDiscarded, AssistantMessage, ToolStarted, ToolFinished, HintChanged, Notice]
+Emit = Callable[[Event], None]

@@ -1,0 +1,119 @@
+"""What went wrong with the endpoint, whether trying again can help, and how to say it in one line.
+
+One policy for every request: the SDK's own retries are off and this module decides. 429 honours
+`retry-after`; 5xx, 529, dropped connections, timeouts and streams cut mid-way are retried with jittered
+exponential backoff, a bounded number of times; everything else fails at once with a clear message.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+MAX_RETRY_AFTER = 120.0
+MAX_BACKOFF = 30.0
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A failed attempt, classified."""
+
+    kind: str
+    """rate_limited | overloaded | server_error | connection | timeout | stream_cut | stream_error | malformed | fatal"""
+    message: str
+    """One line for the human, without the key."""
+    retry_after: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind != "fatal"
+
+
+class StreamCut(Exception):
+    """The event stream ended before the reply was complete."""
+
+
+def backoff(attempt: int, base: float, fault: Fault) -> float:
+    """Seconds to wait before retry number `attempt` (1-based)."""
+    if fault.retry_after is not None:
+        return min(fault.retry_after, MAX_RETRY_AFTER)
+    ceiling = min(base * 2 ** (attempt - 1), MAX_BACKOFF)
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+def classify(exc: BaseException, endpoint: str, model: str) -> Fault:
+    """Turn an SDK or transport exception into a Fault."""
+    import anthropic
+
+    if isinstance(exc, StreamCut):
+        return Fault("stream_cut", f"The reply stream from {endpoint} was cut off mid-way.")
+    if isinstance(exc, anthropic.APITimeoutError):
+        return Fault("timeout", f"The request to {endpoint} timed out.")
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = _root_cause(exc)
+        return Fault("connection", f"Cannot connect to {endpoint} ({cause}). Check --base-url / ANTHROPIC_BASE_URL.")
+    if isinstance(exc, anthropic.APIStatusError):
+        return _status_fault(exc, endpoint, model)
+    if type(exc).__module__.startswith(("httpx", "httpcore")):  # the transport failed while streaming
+        if "Timeout" in type(exc).__name__:
+            return Fault("timeout", f"The reply from {endpoint} stalled and timed out.")
+        return Fault("stream_cut", f"The reply stream from {endpoint} was cut off mid-way ({type(exc).__name__}).")
+    if isinstance(exc, ValueError) and "tool parameter JSON" in str(exc):
+        return Fault("malformed", f"{endpoint} sent a reply with malformed tool-call JSON.")
+    return Fault("fatal", f"Unexpected failure talking to {endpoint}: {type(exc).__name__}: {exc}")
+
+
+def _status_fault(exc, endpoint: str, model: str) -> Fault:
+    status = exc.status_code
+    detail = _api_message(exc)
+    if status == 200:  # an `error` event inside a stream that had started fine
+        return Fault("stream_error", f"{endpoint} reported an error mid-stream: {detail}")
+    if status == 429:
+        return Fault("rate_limited", f"{endpoint} is rate limiting requests (429): {detail}", _retry_after(exc))
+    if status == 529 or _error_type(exc) == "overloaded_error":
+        return Fault("overloaded", f"{endpoint} is overloaded (529): {detail}", _retry_after(exc))
+    if status >= 500:
+        return Fault("server_error", f"{endpoint} failed with HTTP {status}: {detail}", _retry_after(exc))
+    if status == 401:
+        return Fault("fatal", f"{endpoint} rejected the API key (401: {detail}). Check ANTHROPIC_API_KEY.")
+    if status == 403:
+        return Fault("fatal", f"{endpoint} refused access (403: {detail}). Check the key's permissions.")
+    if status == 404:
+        return Fault("fatal", f"{endpoint} does not know model {model!r} or the path (404: {detail}). Check --model.")
+    if status == 413:
+        return Fault("fatal", f"The request is too large for {endpoint} (413: {detail}).")
+    return Fault("fatal", f"{endpoint} rejected the request (HTTP {status}: {detail}).")
+
+
+def _api_message(exc) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return str(getattr(exc, "message", "") or exc)[:300]
+
+
+def _error_type(exc) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return body["error"].get("type")
+    return None
+
+
+def _retry_after(exc) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _root_cause(exc: BaseException) -> str:
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    text = str(exc) or type(exc).__name__
+    if "refused" in text.lower():
+        return "connection refused"
+    return text[:200]

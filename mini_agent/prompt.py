@@ -1,0 +1,52 @@
+"""The three-segment system prompt and the one renderer of <system_hint> tags."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape, quoteattr
+
+if TYPE_CHECKING:
+    from mini_agent.tools.base import ToolRegistry
+
+TOOLS_HEADING = "# Tools: how to use them well"
+RUNTIME_HEADING = "# Runtime state"
+CACHE_BREAKPOINT = {"type": "ephemeral"}
+
+
+def system_hint(type: str, text: str, **attrs: str) -> str:
+    """Render a `<system_hint type="..." ...>text</system_hint>` tag with escaped text and attributes."""
+    rendered = "".join(f" {name}={quoteattr(str(value))}" for name, value in {"type": type, **attrs}.items())
+    return f"<system_hint{rendered}>{escape(text)}</system_hint>"
+
+
+@lru_cache(maxsize=1)
+def static_prompt() -> str:
+    """Segment 1: SYSTEM_PROMPT.md, shipped in the wheel; a source checkout reads it from the repository root."""
+    from importlib.resources import files
+
+    packaged = files("mini_agent") / "SYSTEM_PROMPT.md"
+    if packaged.is_file():
+        return packaged.read_text(encoding="utf-8").strip()
+    return (Path(__file__).resolve().parent.parent / "SYSTEM_PROMPT.md").read_text(encoding="utf-8").strip()
+
+
+def build_system(static: str, registry: ToolRegistry, hints: dict[str, str]) -> list[dict]:
+    """System blocks: static instructions, tool guidance (cache breakpoint), runtime hints when there are any.
+
+    The breakpoint sits after segment 2, so a hint that comes and goes never invalidates the cached prefix.
+    """
+    blocks: list[dict] = [
+        {"type": "text", "text": static},
+        {"type": "text", "text": f"\n---\n\n{TOOLS_HEADING}\n\n{registry.guidance()}", "cache_control": CACHE_BREAKPOINT},
+    ]
+    if hints:
+        body = "\n\n".join(hints[key] for key in sorted(hints))
+        blocks.append({"type": "text", "text": f"\n---\n\n{RUNTIME_HEADING}\n\n{body}"})
+    return blocks
+
+
+def render_system(blocks: list[dict]) -> str:
+    """The system prompt as the model reads it: the blocks' text joined."""
+    return "\n".join(block["text"] for block in blocks)

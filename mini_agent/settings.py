@@ -1,0 +1,98 @@
+"""Settings: one frozen object built once by the CLI from flags and environment, passed down."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Mapping
+
+from mini_agent.errors import ConfigError
+
+PermissionMode = Literal["default", "accept-edits", "auto", "plan"]
+OutputFormat = Literal["text", "json", "stream-json"]
+PERMISSION_MODES: tuple[str, ...] = ("default", "accept-edits", "auto", "plan")
+OUTPUT_FORMATS: tuple[str, ...] = ("text", "json", "stream-json")
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str = DEFAULT_MODEL
+    """Model id sent with every request (--model, ANTHROPIC_MODEL)."""
+    base_url: str = DEFAULT_BASE_URL
+    """Endpoint of an Anthropic-compatible Messages API (--base-url, ANTHROPIC_BASE_URL)."""
+    api_key: str | None = field(default=None, repr=False)
+    """Sent as x-api-key (ANTHROPIC_API_KEY). Never printed, logged or saved."""
+    auth_token: str | None = field(default=None, repr=False)
+    """Sent as a bearer token (ANTHROPIC_AUTH_TOKEN), for gateways such as LiteLLM or OpenRouter."""
+    max_steps: int = 50
+    """Model requests allowed in one turn before the run stops (--max-steps)."""
+    max_tokens: int = 8192
+    """Output tokens allowed per reply (--max-tokens)."""
+    max_retries: int = 4
+    """Retries of one request after 429, 5xx, 529, a dropped connection or a stream cut (--max-retries)."""
+    retry_base_delay: float = 1.0
+    """First backoff delay in seconds; doubles per retry, with jitter (MINI_AGENT_RETRY_BASE_DELAY)."""
+    request_timeout: float = 600.0
+    """Seconds without progress before a request is abandoned (MINI_AGENT_TIMEOUT)."""
+    context_window: int = 200_000
+    """Context window in tokens when the models endpoint does not say (MINI_AGENT_CONTEXT_WINDOW)."""
+    permission_mode: PermissionMode = "default"
+    """default: ask before changes; accept-edits; auto: ask only for destructive commands; plan: read-only."""
+    cwd: Path = field(default_factory=Path.cwd)
+    """Working directory of the session; bash may move it."""
+    stdin_limit: int = 100_000
+    """Characters of piped input attached to the prompt; the rest is cut with a notice."""
+
+    @property
+    def secrets(self) -> list[str]:
+        """Values that must never appear in output."""
+        return [value for value in (self.api_key, self.auth_token) if value]
+
+    def require_credentials(self) -> None:
+        if not (self.api_key or self.auth_token):
+            raise ConfigError(
+                "No API key configured. Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway), e.g. "
+                "`export ANTHROPIC_API_KEY=sk-...`; local servers such as Ollama accept any value."
+            )
+
+
+def from_environment(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """Settings from the environment, then explicit overrides (flags) where given (not None)."""
+    env = os.environ if env is None else env
+    values: dict[str, object] = {
+        "model": env.get("ANTHROPIC_MODEL") or DEFAULT_MODEL,
+        "base_url": env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+        "api_key": env.get("ANTHROPIC_API_KEY") or None,
+        "auth_token": env.get("ANTHROPIC_AUTH_TOKEN") or None,
+    }
+    numeric = {
+        "max_retries": ("MINI_AGENT_MAX_RETRIES", int),
+        "retry_base_delay": ("MINI_AGENT_RETRY_BASE_DELAY", float),
+        "request_timeout": ("MINI_AGENT_TIMEOUT", float),
+        "context_window": ("MINI_AGENT_CONTEXT_WINDOW", int),
+    }
+    for name, (variable, kind) in numeric.items():
+        if env.get(variable):
+            try:
+                values[name] = kind(env[variable])
+            except ValueError:
+                raise ConfigError(f"{variable} must be a number, got {env[variable]!r}.") from None
+    values.update({name: value for name, value in overrides.items() if value is not None})
+    settings = Settings(**values)  # type: ignore[arg-type]
+    _check(settings)
+    return settings
+
+
+def _check(settings: Settings) -> None:
+    if settings.permission_mode not in PERMISSION_MODES:
+        raise ConfigError(f"Unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
+    for name in ("max_steps", "max_tokens"):
+        if getattr(settings, name) < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")
+    if settings.max_retries < 0:
+        raise ConfigError("--max-retries cannot be negative.")
+    if not settings.base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"The base URL must start with http:// or https://, got {settings.base_url!r}.")

@@ -1,0 +1,228 @@
+"""Tools as typed functions: the @tool decorator, the registry, and the context every tool receives.
+
+A tool is a plain function whose first parameter is `ctx: ToolContext`. Its name, description and JSON
+schema come from the signature and the docstring (written for the model, with an `Args:` section). It
+returns text or raises ToolError; the registry turns both, and any unexpected exception, into a ToolResult.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+Risk = Literal["read", "write", "exec", "network"]
+
+
+class ToolError(Exception):
+    """A failure the model should read and can act on; becomes an is_error tool_result."""
+
+
+class NetworkError(ToolError):
+    """The tool could not reach the network; repeated ones mark the tool as degraded."""
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What a file looked like when the agent last read or wrote it."""
+
+    mtime_ns: int
+    size: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileStamp:
+        stat = path.stat()
+        return cls(stat.st_mtime_ns, stat.st_size)
+
+
+@dataclass
+class ToolContext:
+    """Session state the tools share: working directory, the user's request, files seen."""
+
+    cwd: Path
+    request: str = ""
+    """The user's own words for the current turn, for tools that delegate or summarise."""
+    read_files: dict[Path, FileStamp] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def resolve(self, path: str) -> Path:
+        """An absolute path: `~` expanded, relative paths taken from the working directory."""
+        candidate = Path(os.path.expanduser(path))
+        if not candidate.is_absolute():
+            candidate = self.cwd / candidate
+        return Path(os.path.normpath(candidate))
+
+    def remember(self, path: Path) -> None:
+        """Record that the agent has seen this file as it is on disk now (after a read or its own write)."""
+        with self.lock:
+            self.read_files[path] = FileStamp.of(path)
+
+    def require_fresh(self, path: Path) -> None:
+        """Refuse to change a file the agent has not read, or that changed on disk since it did."""
+        with self.lock:
+            seen = self.read_files.get(path)
+        if seen is None:
+            raise ToolError(f"{path} has not been read in this session. Read it with read_file first, then retry.")
+        if FileStamp.of(path) != seen:
+            raise ToolError(
+                f"{path} changed on disk since it was last read (by the user or another program). "
+                "Read it again with read_file, then retry."
+            )
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What goes back to the model as a tool_result block."""
+
+    content: str
+    is_error: bool = False
+    network_error: bool = False
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the model can call, derived from a typed, documented function."""
+
+    name: str
+    description: str
+    input_schema: dict
+    fn: Callable[..., str]
+    guidance: str
+    """A paragraph for system-prompt segment 2: when and how to use the tool well."""
+    risk: Risk
+    validator: Any = field(repr=False, compare=False)
+
+    def schema(self) -> dict:
+        """The tool as the Messages API `tools` parameter expects it."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    def validate(self, arguments: object) -> dict:
+        """The arguments checked against the schema and coerced; ToolError says what was wrong."""
+        from pydantic import ValidationError
+
+        if not isinstance(arguments, dict):
+            raise ToolError(f"Invalid arguments for {self.name}: expected a JSON object, got {type(arguments).__name__}.")
+        try:
+            model = self.validator.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(_describe_error(error) for error in exc.errors())
+            raise ToolError(f"Invalid arguments for {self.name}: {problems}.") from None
+        return {name: getattr(model, name) for name in self.input_schema["properties"]}
+
+
+def _describe_error(error: dict) -> str:
+    where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+    message = error.get("msg", "invalid")
+    if error.get("type") == "extra_forbidden":
+        return f"unknown parameter '{where}'"
+    if error.get("type") == "missing":
+        return f"missing required parameter '{where}'"
+    return f"'{where}': {message}"
+
+
+def tool(*, risk: Risk, guidance: str) -> Callable[[Callable[..., str]], Tool]:
+    """Turn a typed function `fn(ctx, ...) -> str` with a Google-style docstring into a Tool."""
+
+    def decorate(fn: Callable[..., str]) -> Tool:
+        description, validator, schema = _describe(fn)
+        return Tool(fn.__name__, description, schema, fn, " ".join(guidance.split()), risk, validator)
+
+    return decorate
+
+
+def _describe(fn: Callable[..., str]) -> tuple[str, Any, dict]:
+    from docstring_parser import parse
+    from pydantic import ConfigDict, Field, create_model
+
+    doc = parse(inspect.getdoc(fn) or "")
+    arg_docs = {param.arg_name: " ".join((param.description or "").split()) for param in doc.params}
+    description = "\n\n".join(part for part in (doc.short_description, doc.long_description) if part)
+    fields: dict[str, Any] = {}
+    hints = inspect.get_annotations(fn, eval_str=True)
+    for name, param in list(inspect.signature(fn).parameters.items())[1:]:
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hints[name], Field(default, description=arg_docs.get(name) or None))
+    validator = create_model(f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    return description, validator, _tidy_schema(validator.model_json_schema())
+
+
+def _tidy_schema(node: Any) -> Any:
+    """Drop pydantic's titles and collapse `X | None` to X: shorter schemas, same meaning to the model."""
+    if isinstance(node, list):
+        return [_tidy_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    options = node.get("anyOf")
+    if options and len(options) == 2 and {"type": "null"} in options:
+        merged = {key: value for key, value in node.items() if key != "anyOf"}
+        merged.update(next(option for option in options if option != {"type": "null"}))
+        node = merged
+    if node.get("default", 0) is None:
+        node = {key: value for key, value in node.items() if key != "default"}
+    return {key: _tidy_schema(value) for key, value in node.items() if not (key == "title" and isinstance(value, str))}
+
+
+class ToolRegistry:
+    """The tools of a session by name: schemas for the request, guidance for the prompt, calls."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+        self._schemas = [tool.schema() for tool in tools]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def schemas(self) -> list[dict]:
+        """The `tools` request parameter; the same list every time, so requests stay byte-identical."""
+        return self._schemas
+
+    def guidance(self) -> str:
+        """System-prompt segment 2: one paragraph per tool."""
+        return "\n".join(f"- **{tool.name}**: {tool.guidance}" for tool in self._tools.values())
+
+    def call(self, name: str, arguments: object, ctx: ToolContext) -> ToolResult:
+        """Run a tool; every failure comes back as an is_error result the model can read."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return self.unknown(name)
+        try:
+            arguments = tool.validate(arguments)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        return execute(tool, arguments, ctx)
+
+    def unknown(self, name: str) -> ToolResult:
+        return ToolResult(f"Unknown tool '{name}'. Available tools: {', '.join(self._tools)}.", is_error=True)
+
+
+def execute(tool: Tool, arguments: dict, ctx: ToolContext) -> ToolResult:
+    """Run a tool on validated arguments; every failure comes back as an is_error result."""
+    name = tool.name
+    try:
+        return ToolResult(tool.fn(ctx, **arguments))
+    except NetworkError as exc:
+        return ToolResult(str(exc), is_error=True, network_error=True)
+    except ToolError as exc:
+        return ToolResult(str(exc), is_error=True)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # the tool boundary: a bug in a tool must not end the session
+        return ToolResult(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+
+
+def truncate_middle(text: str, limit: int, hint: Callable[[int], str]) -> str:
+    """Keep the head and tail of an over-long text, cut the middle, and append `hint(omitted_chars)`."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    omitted = len(text) - 2 * half
+    return f"{text[:half]}\n\n[... {omitted} characters omitted ...]\n\n{text[-half:]}\n{hint(omitted)}"

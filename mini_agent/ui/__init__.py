@@ -1,0 +1,1 @@
+"""Everything that touches the terminal: renderers, the interactive loop, confirmation."""

@@ -1,0 +1,75 @@
+"""Wire a run together: read piped input, build provider, tools, session and agent, pick the front end."""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+
+from mini_agent.attach import Attachment, read_limited, stdin_attachment
+from mini_agent.errors import ConfigError, ExitStatus
+from mini_agent.settings import Settings
+
+STDIN_FIRST_BYTE_WAIT = 5.0
+
+
+def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitStatus:
+    started = time.monotonic()
+    stdin = sys.stdin if sys.stdin is not None and not sys.stdin.closed else None
+    interactive = prompt is None and stdin is not None and stdin.isatty()
+    settings.require_credentials()
+    from mini_agent.provider import AnthropicProvider
+
+    provider = AnthropicProvider(settings)
+    provider.warm_up()  # the SDK import overlaps everything below
+    attachment: Attachment | None = None
+    if prompt is None and not interactive:
+        if stdin is None:
+            raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
+        prompt, more = read_limited(stdin.buffer, settings.stdin_limit)
+        if more:
+            print(f"mini-agent: the piped prompt was cut to {settings.stdin_limit} characters.", file=sys.stderr)
+        if not prompt.strip():
+            raise ConfigError("No prompt: stdin was empty. Pass one with -p or pipe some text.")
+    elif prompt is not None and stdin is not None and not stdin.isatty() and _has_input(stdin):
+        text, more = read_limited(stdin.buffer, settings.stdin_limit)
+        if text.strip():
+            attachment = stdin_attachment(text, more, settings.stdin_limit)
+            if more:
+                print(f"mini-agent: piped input cut to its first {settings.stdin_limit} characters.", file=sys.stderr)
+    if prompt is not None and not prompt.strip():
+        raise ConfigError("The prompt is empty.")
+
+    from mini_agent.agent import Agent
+    from mini_agent.prompt import static_prompt
+    from mini_agent.session import Session
+    from mini_agent.tools import default_tools
+    from mini_agent.tools.base import ToolContext
+
+    def build(emit, confirm) -> Agent:
+        return Agent(
+            provider, default_tools(), settings, Session(), ToolContext(cwd=settings.cwd),
+            static_prompt(), emit, confirm,
+        )
+
+    if interactive:
+        from mini_agent.ui.interactive import run_interactive
+
+        return run_interactive(build, settings)
+    from mini_agent.ui.oneshot import run_once
+
+    can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
+    blocks = [attachment.block] if attachment else []
+    return run_once(build, settings, provider, prompt, blocks, output_format, can_ask, started)
+
+
+def _has_input(stdin) -> bool:
+    """Whether piped stdin has data or EOF soon; an inherited, silent, never-closed stdin must not hang us."""
+    try:
+        ready, _, _ = select.select([stdin], [], [], STDIN_FIRST_BYTE_WAIT)
+    except (OSError, ValueError):
+        return os.path.isfile(f"/proc/self/fd/{stdin.fileno()}")
+    if not ready:
+        print("mini-agent: stdin is open but sent nothing; ignoring it.", file=sys.stderr)
+    return bool(ready)

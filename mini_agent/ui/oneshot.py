@@ -1,0 +1,96 @@
+"""One turn without a conversation: `-p TASK` or piped input, in text, json or stream-json."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Callable
+
+from mini_agent.agent import Agent, TurnResult
+from mini_agent.errors import ExitStatus, MiniAgentError, redact
+from mini_agent.events import AssistantMessage, Emit, Event
+from mini_agent.settings import Settings
+from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
+from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer
+
+
+def run_once(
+    build: Callable[..., Agent],
+    settings: Settings,
+    provider,
+    prompt: str,
+    attachments: list[dict],
+    output_format: str,
+    can_ask: bool,
+    started: float,
+) -> ExitStatus:
+    out, err = sys.stdout, sys.stderr
+    stream = StreamJsonRenderer(out) if output_format == "stream-json" else None
+    render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err))
+    steps = 0
+
+    def emit(event: Event) -> None:
+        nonlocal steps
+        if isinstance(event, AssistantMessage):
+            steps = event.step
+        render(event)
+
+    confirm = ask_on_terminal(err) if can_ask else refuse_without_human
+    agent = build(emit, confirm)
+    if stream:
+        stream.write({
+            "type": "system", "subtype": "init", "model": settings.model, "cwd": str(settings.cwd),
+            "permission_mode": settings.permission_mode, "tools": [tool.name for tool in agent.registry],
+        })
+    result: TurnResult | None = None
+    error: str | None = None
+    try:
+        result = agent.run_turn(prompt, attachments)
+        status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
+    except MiniAgentError as exc:
+        status, error = exc.exit_status, redact(str(exc), settings.secrets)
+    record = result_record(agent, result, error, status, steps, time.monotonic() - started, provider)
+    try:
+        if output_format == "text":
+            if result is not None and result.text:
+                out.write(result.text.rstrip("\n") + "\n")
+            if error:
+                print(f"mini-agent: {error}", file=err)
+        elif stream:
+            stream.write(record)
+        else:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.flush()
+        err.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return status
+
+
+SUBTYPES = {
+    ExitStatus.SUCCESS: "success", ExitStatus.ERROR: "error", ExitStatus.USAGE: "error",
+    ExitStatus.STEP_LIMIT: "step_limit", ExitStatus.INTERRUPTED: "interrupted",
+}
+
+
+def result_record(agent: Agent, result: TurnResult | None, error: str | None, status: ExitStatus,
+                  steps: int, duration: float, provider) -> dict:
+    """The `json` output object, also the last line of `stream-json`; the schema is documented in README.md."""
+    usage = agent.session.usage
+    return {
+        "type": "result",
+        "subtype": SUBTYPES.get(status, "error"),
+        "is_error": status != ExitStatus.SUCCESS,
+        "exit_code": int(status),
+        "result": result.text if result else "",
+        "error": error,
+        "stop_reason": result.stop_reason if result else None,
+        "steps": result.steps if result else steps,
+        "duration_ms": round(duration * 1000),
+        "model": agent.settings.model,
+        "usage": usage.to_dict(),
+        "context_tokens": agent.session.last_usage.context_tokens if agent.session.last_usage else 0,
+        "context_window": provider.context_window() or agent.settings.context_window,
+    }

@@ -1,0 +1,115 @@
+"""Renderers: turn the core's events into text for a terminal, a log, or a script.
+
+Plain renderers write with `print` to injected streams and import nothing heavy; the rich renderer for
+interactive use lives in ui/interactive.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from mini_agent.events import (
+    AssistantMessage,
+    Event,
+    HintChanged,
+    Notice,
+    ReplyDiscarded,
+    ToolFinished,
+    ToolStarted,
+)
+from mini_agent.messages import text_of, tool_uses
+
+KEY_ARGUMENT = {"read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command", "web_fetch": "url"}
+
+
+def describe_call(name: str, arguments: Any) -> str:
+    """`tool(key argument)` in one line, for progress output and confirmations."""
+    value = arguments.get(KEY_ARGUMENT.get(name, ""), "") if isinstance(arguments, dict) else ""
+    value = " ".join(str(value).split())
+    if len(value) > 100:
+        value = value[:97] + "..."
+    return f"{name}({value})" if value else name
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+class ProgressRenderer:
+    """For `--output-format text`: progress lines on stderr; the final answer is printed by the caller."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantMessage):
+            text = text_of(event.message).strip()
+            if text and tool_uses(event.message):  # words on the way; the final answer goes to stdout
+                self._line(text)
+        elif isinstance(event, ToolStarted):
+            self._line(f"● {describe_call(event.name, event.input)}")
+        elif isinstance(event, ToolFinished):
+            if event.result.is_error:
+                self._line(f"  ✗ {describe_call(event.name, event.input)}: {first_line(event.result.content)}")
+            else:
+                self._line(f"  ✓ {event.name} ({event.duration:.1f}s)")
+        elif isinstance(event, ReplyDiscarded):
+            self._line(f"! {event.reason} Retrying in {event.delay:.1f}s (retry {event.attempt}).")
+        elif isinstance(event, Notice):
+            self._line(f"! {event.text}")
+        elif isinstance(event, HintChanged) and event.text is not None:
+            self._line(f"! {event.key.replace(':', ' ')}")
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.err, flush=True)
+
+
+class QuietRenderer:
+    """For `--output-format json`: nothing until the single result object, except notices on stderr."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, (Notice, ReplyDiscarded)):
+            print(f"! {getattr(event, 'text', None) or getattr(event, 'reason', '')}", file=self.err, flush=True)
+
+
+class StreamJsonRenderer:
+    """For `--output-format stream-json`: one JSON object per line, per step, as it happens."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, record: dict) -> None:
+        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def __call__(self, event: Event) -> None:
+        record = stream_record(event)
+        if record is not None:
+            self.write(record)
+
+
+def stream_record(event: Event) -> dict | None:
+    if isinstance(event, AssistantMessage):
+        return {
+            "type": "assistant", "step": event.step, "message": event.message,
+            "stop_reason": event.stop_reason, "usage": event.usage.to_dict(),
+        }
+    if isinstance(event, ToolStarted):
+        return {"type": "tool_call", "id": event.tool_use_id, "name": event.name, "input": event.input}
+    if isinstance(event, ToolFinished):
+        return {
+            "type": "tool_result", "id": event.tool_use_id, "name": event.name, "is_error": event.result.is_error,
+            "content": event.result.content, "duration_ms": round(event.duration * 1000),
+        }
+    if isinstance(event, ReplyDiscarded):
+        return {"type": "retry", "attempt": event.attempt, "delay_s": round(event.delay, 3), "reason": event.reason}
+    if isinstance(event, Notice):
+        return {"type": "notice", "text": event.text}
+    if isinstance(event, HintChanged):
+        return {"type": "hint", "key": event.key, "text": event.text}
+    return None

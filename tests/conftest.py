@@ -1,0 +1,83 @@
+"""Shared fixtures: the loopback model, settings pointing at it, and a runner for the installed command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fake_api import FakeAnthropicAPI  # noqa: E402
+
+from mini_agent.settings import Settings  # noqa: E402
+
+TEST_KEY = "sk-ant-test-SECRET-0123456789"
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+BIN = Path(sys.executable).parent / "mini-agent"
+
+# Nothing in the test suite may reach a real model: no real key, and an unreachable loopback default.
+for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL"):
+    os.environ.pop(variable, None)
+os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
+
+
+def require_loopback(url: str) -> str:
+    host = urlparse(url).hostname
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise RuntimeError(f"tests may only talk to a loopback model, not {url}")
+    return url
+
+
+@pytest.fixture(autouse=True)
+def _loopback_guard():
+    yield
+    require_loopback(os.environ.get("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"))
+
+
+@pytest.fixture
+def api():
+    server = FakeAnthropicAPI().start()
+    yield server
+    server.stop()
+    server.assert_complete()
+
+
+@pytest.fixture
+def settings_for(tmp_path):
+    def make(api: FakeAnthropicAPI, **overrides) -> Settings:
+        values = dict(
+            base_url=require_loopback(api.url), api_key=TEST_KEY, model="claude-test", retry_base_delay=0.01,
+            max_retries=2, request_timeout=10.0, cwd=tmp_path,
+        )
+        values.update(overrides)
+        return Settings(**values)
+
+    return make
+
+
+@pytest.fixture
+def run_cli(tmp_path):
+    """Run the installed `mini-agent` as a subprocess against a loopback model."""
+
+    def run(args: list[str], api: FakeAnthropicAPI | None = None, input: str | bytes | None = None,
+            env: dict | None = None, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+        environment.update({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "MINI_AGENT_RETRY_BASE_DELAY": "0.01",
+                            "MINI_AGENT_MAX_RETRIES": "2", "NO_COLOR": "1"})
+        if api is not None:
+            environment.update({"ANTHROPIC_BASE_URL": require_loopback(api.url), "ANTHROPIC_API_KEY": TEST_KEY,
+                                "ANTHROPIC_MODEL": "claude-test"})
+        environment.update(env or {})
+        require_loopback(environment["ANTHROPIC_BASE_URL"])
+        data = input.encode() if isinstance(input, str) else input
+        return subprocess.run(
+            [str(BIN), *args], input=data, capture_output=True, env=environment, cwd=cwd or tmp_path,
+            timeout=timeout, stdin=None if data is not None else subprocess.DEVNULL,
+        )
+
+    return run
