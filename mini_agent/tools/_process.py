@@ -1,0 +1,219 @@
+"""Running a shell command as its own process group, with bounded output capture and a whole-group kill.
+
+The bash tool needs three guarantees a plain `subprocess.run` does not give: memory stays bounded whatever the
+command prints, a background process holding the pipe open never blocks us, and a timeout or Ctrl-C kills
+every process the command started, not just the shell.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+READ_SIZE = 1 << 20
+PIPE_SIZE = 1 << 20
+POLL_INTERVAL = 0.1
+"""How often we look whether the shell has exited while its pipe stays silent (a background process holds it)."""
+DRAIN_AFTER_EXIT = 0.2
+"""How long to keep reading once the shell has exited: its last output, not a background process's chatter."""
+KILL_GRACE = 2.0
+"""Between SIGTERM and SIGKILL: time for the processes to clean up after themselves."""
+
+
+class BoundedOutput:
+    """UTF-8 text kept as a head and a tail of bounded size, with a count of the characters cut in between."""
+
+    def __init__(self, head_limit: int, tail_limit: int) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head_limit = head_limit
+        self._tail_limit = tail_limit
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self.omitted = 0
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        """Add raw bytes; a multi-byte character split across two reads is decoded once both halves arrived."""
+        text = self._decoder.decode(data, final)
+        room = self._head_limit - self._head_len
+        if room > 0 and text:
+            self._head.append(text[:room])
+            self._head_len += len(self._head[-1])
+            text = text[room:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            self._trim_tail()
+
+    def _trim_tail(self) -> None:
+        while self._tail_len - len(self._tail[0]) >= self._tail_limit:
+            self._tail_len -= len(self._tail[0])
+            self.omitted += len(self._tail.popleft())
+        excess = self._tail_len - self._tail_limit
+        if excess > 0:
+            self._tail[0] = self._tail[0][excess:]
+            self._tail_len -= excess
+            self.omitted += excess
+
+    @property
+    def head(self) -> str:
+        return "".join(self._head)
+
+    @property
+    def tail(self) -> str:
+        return "".join(self._tail)
+
+    @property
+    def total(self) -> int:
+        """Characters seen so far, kept or cut."""
+        return self._head_len + self.omitted + self._tail_len
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a command ended: its exit status (negative: killed by that signal) and whether we killed it."""
+
+    returncode: int
+    timed_out: bool
+
+
+def run_captured(argv: list[str], cwd: Path, env: dict[str, str], timeout: float, output: BoundedOutput) -> Finished:
+    """Run `argv` in a new session, feeding its stdout and stderr (one pipe, in arrival order) into `output`.
+
+    Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
+    any exception (KeyboardInterrupt included) the whole process group is killed first.
+    """
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    _enlarge_pipe(process.stdout.fileno())
+    at_eof = False
+    try:
+        at_eof, timed_out = _pump(process, output, time.monotonic() + timeout)
+        if timed_out:
+            kill_group(process)
+            at_eof = _drain(process.stdout.fileno(), output, DRAIN_AFTER_EXIT)
+        returncode = process.wait()
+    except BaseException:
+        kill_group(process)
+        raise
+    finally:
+        output.feed(b"", final=True)
+        _release(process, at_eof)
+    return Finished(returncode, timed_out)
+
+
+def _pump(process: subprocess.Popen, output: BoundedOutput, deadline: float) -> tuple[bool, bool]:
+    """Read until EOF, the shell's exit, or the deadline; returns (at_eof, timed_out)."""
+    fd = process.stdout.fileno()  # type: ignore[union-attr]
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False, True
+            if selector.select(min(remaining, POLL_INTERVAL)):
+                data = os.read(fd, READ_SIZE)
+                if not data:
+                    return True, False
+                output.feed(data)
+            if process.poll() is not None:
+                return _drain(fd, output, DRAIN_AFTER_EXIT), False
+
+
+def _drain(fd: int, output: BoundedOutput, seconds: float) -> bool:
+    """Read what arrives within `seconds`; True if the pipe reached EOF (no process holds it any more)."""
+    deadline = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (remaining := deadline - time.monotonic()) > 0:
+            if not selector.select(remaining):
+                return False
+            data = os.read(fd, READ_SIZE)
+            if not data:
+                return True
+            output.feed(data)
+    return False
+
+
+def kill_group(process: subprocess.Popen, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after `grace` (or if we are interrupted)."""
+    group = process.pid  # start_new_session: the shell leads its own group
+    if not _signal_group(group, signal.SIGTERM):
+        process.poll()
+        return
+    try:
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            process.poll()  # reap the shell, or its zombie keeps the group alive
+            if not _signal_group(group, 0):
+                return
+            time.sleep(0.02)
+    finally:
+        _signal_group(group, signal.SIGKILL)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _signal_group(group: int, signum: int) -> bool:
+    """Send a signal to a process group; False if the group no longer exists."""
+    try:
+        os.killpg(group, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # only a reused id can refuse us; nothing of ours is left there
+        return False
+    return True
+
+
+def _enlarge_pipe(fd: int) -> None:
+    """Fewer, larger reads when a command floods its output (Linux only; best effort)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    except (ImportError, AttributeError, OSError):
+        pass
+
+
+def _release(process: subprocess.Popen, at_eof: bool) -> None:
+    """Close our end of the pipe, unless a background process still writes to it.
+
+    Closing it under a live daemon would kill that daemon with SIGPIPE at its next write; instead a daemon
+    thread reads and discards its output until the last writer exits.
+    """
+    stdout = process.stdout
+    if stdout is None:
+        return
+    if at_eof or process.returncode is None:
+        stdout.close()
+        return
+    threading.Thread(target=_discard_until_eof, args=(stdout,), name="bash-background-drain", daemon=True).start()
+
+
+def _discard_until_eof(stream) -> None:
+    try:
+        while os.read(stream.fileno(), READ_SIZE):
+            pass
+    except OSError:
+        pass
+    finally:
+        stream.close()

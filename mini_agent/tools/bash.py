@@ -1,0 +1,136 @@
+"""The bash tool: one shell command per call, in the session's working directory, which a `cd` carries over."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from mini_agent.prompt import system_hint
+from mini_agent.tools._process import BoundedOutput, Finished, run_captured
+from mini_agent.tools.base import ToolContext, ToolError, tool
+
+OUTPUT_LIMIT = 30_000
+"""Characters of output returned to the model; beyond it the head and tail halves are kept."""
+
+NON_INTERACTIVE_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "SYSTEMD_PAGER": "cat",
+    "AWS_PAGER": "",
+    "LESS": "-FRX",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+"""Nothing waits for a keypress: stdin is closed, so a pager or a password prompt would only hang or fail."""
+
+GUIDANCE = """
+Runs one shell command with `bash -c` and returns its stdout and stderr interleaved, followed by the exit code.
+Prefer read_file, write_file and edit_file over cat, head, sed, awk or echo redirections for reading and
+editing files. The working directory persists between calls (a `cd` carries over); environment variables
+and shell state do not. stdin is closed and pagers are disabled, so never run interactive commands (editors,
+REPLs, `git rebase -i`, prompts): use non-interactive flags such as `-y`, `--yes`, `--no-edit`, `-m`. Set
+`timeout` (seconds, up to 600, default 120) for builds, test suites and installs; on timeout the command and
+everything it started are killed. Output beyond 30,000 characters is cut in the middle: redirect big outputs
+to a file and read it with read_file, or filter with grep, head or tail. A command started in the background
+with `&` keeps running after the call returns; redirect its output to a file (`cmd > log 2>&1 &`) to read it
+later. Quote paths that contain spaces.
+"""
+
+
+@tool(risk="exec", guidance=GUIDANCE)
+def bash(
+    ctx: ToolContext,
+    command: str,
+    timeout: Annotated[int, Field(ge=1, le=600)] = 120,
+    description: str | None = None,
+) -> str:
+    """Run a shell command with bash in the current working directory and return its output and exit code.
+
+    stdout and stderr come back interleaved in the order they were written, followed by a line with the exit
+    code. The working directory persists between calls: after `cd sub`, later commands run in sub. stdin is
+    closed, so interactive programs get end-of-file instead of waiting for input. Output longer than 30,000
+    characters keeps its beginning and end and says how much was cut.
+
+    Args:
+        command: The bash command to run, e.g. `pytest -x tests/test_api.py` or `git status --short`.
+        timeout: Seconds before the command and all the processes it started are killed (1 to 600).
+        description: A few words saying what the command does, shown to the user, e.g. "Run the unit tests".
+    """
+    if not command.strip():
+        raise ToolError("command is empty. Pass the shell command to run, e.g. `ls -la`.")
+    if not ctx.cwd.is_dir():
+        raise ToolError(f"The working directory {ctx.cwd} no longer exists. Use an absolute path, e.g. `cd /path`.")
+    output = BoundedOutput(OUTPUT_LIMIT // 2, OUTPUT_LIMIT // 2)
+    descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
+    os.close(descriptor)
+    try:
+        finished = _run(command, ctx.cwd, Path(pwd_file), timeout, output)
+        new_cwd = _final_directory(Path(pwd_file))
+    finally:
+        os.unlink(pwd_file)
+    moved = new_cwd is not None and new_cwd != ctx.cwd.resolve()  # a symlinked cwd is not a move
+    if moved:
+        ctx.cwd = new_cwd
+    return _report(output, finished, timeout, new_cwd if moved else None)
+
+
+def _run(command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedOutput) -> Finished:
+    # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
+    # it writes the shell's final directory on any exit, and leaves the exit status untouched.
+    tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
+    env = {**os.environ, **NON_INTERACTIVE_ENV}
+    try:
+        return run_captured(["bash", "-c", tracked], cwd, env, timeout, output)
+    except FileNotFoundError as exc:
+        raise ToolError(f"Could not start bash: {exc}. Is bash installed and on PATH?") from None
+
+
+def _final_directory(pwd_file: Path) -> Path | None:
+    """The directory the shell ended in, if it reported one that still exists."""
+    try:
+        reported = pwd_file.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not reported:
+        return None
+    directory = Path(reported)
+    return directory if directory.is_dir() else None
+
+
+def _report(output: BoundedOutput, finished: Finished, timeout: int, new_cwd: Path | None) -> str:
+    parts = [_text(output) or "(no output)"]
+    if finished.timed_out:
+        parts.append(f"Command timed out after {timeout} s; process group killed.")
+    if new_cwd is not None:
+        parts.append(f"Working directory is now {new_cwd}")
+    parts.append(_exit_line(finished.returncode))
+    return "\n".join(parts)
+
+
+def _text(output: BoundedOutput) -> str:
+    if not output.omitted:
+        return (output.head + output.tail).rstrip("\n")
+    hint = system_hint(
+        "truncated",
+        f"The output was {output.total} characters; {output.omitted} in the middle were cut. To see all of it, "
+        "rerun the command redirecting its output to a file and read that with read_file, or filter the output "
+        "with grep, head or tail.",
+        omitted_chars=str(output.omitted),
+    )
+    return f"{output.head}\n\n[... {output.omitted} characters omitted ...]\n\n{output.tail.rstrip(chr(10))}\n{hint}"
+
+
+def _exit_line(returncode: int) -> str:
+    if returncode >= 0:
+        return f"exit code: {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    return f"exit code: {128 - returncode} (killed by {name})"

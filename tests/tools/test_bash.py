@@ -1,0 +1,283 @@
+"""The bash tool on real subprocesses: output, exit codes, cwd, timeouts, truncation, Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mini_agent.tools._process import BoundedOutput
+from mini_agent.tools.base import ToolContext, ToolRegistry
+from mini_agent.tools.bash import bash
+
+HARNESS = Path(__file__).with_name("interrupt_harness.py")
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(cwd=tmp_path.resolve())
+
+
+def run(ctx: ToolContext, command: str, **arguments) -> str:
+    result = ToolRegistry([bash]).call("bash", {"command": command, **arguments}, ctx)
+    assert not result.is_error, result.content
+    return result.content
+
+
+def process_state(pid: int) -> str | None:
+    """The /proc state letter of a process, None if it does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def is_gone(pid: int) -> bool:
+    return process_state(pid) in (None, "Z")
+
+
+def live_members(group: int) -> list[int]:
+    """Pids of the non-zombie processes in a process group."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def eventually(condition, within: float = 10.0) -> bool:
+    """Poll a condition with a generous bound, only so that a failing test cannot hang."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def test_output_and_exit_code(ctx):
+    assert run(ctx, "echo hello") == "hello\nexit code: 0"
+    assert run(ctx, "echo oops; exit 3") == "oops\nexit code: 3"
+    assert run(ctx, "true") == "(no output)\nexit code: 0"
+
+
+def test_killed_shell_reports_the_signal(ctx):
+    assert run(ctx, "kill -KILL $$").endswith("exit code: 137 (killed by SIGKILL)")
+
+
+def test_stdout_and_stderr_interleave_in_order(ctx):
+    assert run(ctx, "echo a; echo b >&2; echo c; echo d >&2") == "a\nb\nc\nd\nexit code: 0"
+
+
+def test_description_does_not_change_behaviour(ctx):
+    assert run(ctx, "echo hi", description="Say hi") == "hi\nexit code: 0"
+
+
+def test_cwd_persists_across_calls(ctx, tmp_path):
+    sub = tmp_path.resolve() / "sub dir"
+    sub.mkdir()
+    assert "Working directory is now" in run(ctx, "cd 'sub dir'")
+    assert ctx.cwd == sub
+    assert run(ctx, "pwd") == f"{sub}\nexit code: 0"
+
+
+def test_cwd_follows_a_command_that_exits_with_an_error(ctx, tmp_path):
+    (tmp_path / "sub").mkdir()
+    assert run(ctx, "cd sub && exit 4").endswith("exit code: 4")
+    assert ctx.cwd == tmp_path.resolve() / "sub"
+
+
+def test_a_symlinked_cwd_is_kept_when_the_command_does_not_move(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    ctx = ToolContext(cwd=tmp_path / "link")
+    assert run(ctx, "pwd -P") == f"{(tmp_path / 'real').resolve()}\nexit code: 0"
+    assert ctx.cwd == tmp_path / "link"
+
+
+def test_failed_cd_keeps_the_old_cwd(ctx, tmp_path):
+    output = run(ctx, "cd missing")
+    assert "No such file or directory" in output and output.endswith("exit code: 1")
+    assert ctx.cwd == tmp_path.resolve()
+    assert run(ctx, "pwd") == f"{tmp_path.resolve()}\nexit code: 0"
+
+
+def test_a_directory_removed_by_the_command_keeps_the_old_cwd(ctx, tmp_path):
+    run(ctx, "mkdir gone && cd gone && rmdir ../gone")
+    assert ctx.cwd == tmp_path.resolve()
+
+
+def test_cwd_that_vanished_between_calls_is_an_error(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    ctx = ToolContext(cwd=gone)
+    gone.rmdir()
+    result = ToolRegistry([bash]).call("bash", {"command": "pwd"}, ctx)
+    assert result.is_error and "no longer exists" in result.content
+
+
+def test_stdin_is_closed(ctx):
+    output = run(ctx, "cat; read line || echo eof", timeout=20)
+    assert output == "eof\nexit code: 0"
+
+
+def test_pagers_and_prompts_are_disabled(ctx):
+    assert run(ctx, 'echo "$PAGER|$GIT_PAGER|$MANPAGER|$GIT_TERMINAL_PROMPT"') == "cat|cat|cat|0\nexit code: 0"
+
+
+def test_timeout_kills_the_whole_group_and_keeps_partial_output(ctx, tmp_path):
+    command = "bash -c 'sleep 60 & echo $! > grandchild.pid; wait' & echo partial; sleep 60"
+    output = run(ctx, command, timeout=1)
+    assert output.startswith("partial\n")
+    assert "Command timed out after 1 s; process group killed." in output
+    assert "killed by SIGTERM" in output
+    grandchild = int((tmp_path / "grandchild.pid").read_text())
+    try:
+        assert eventually(lambda: is_gone(grandchild)), f"grandchild {grandchild} survived the timeout"
+    finally:
+        kill_quietly(grandchild)
+
+
+def test_timeout_escalates_to_sigkill(ctx, tmp_path):
+    command = "trap '' TERM; echo $$ > shell.pid; echo stubborn; while :; do sleep 0.1; done"
+    output = run(ctx, command, timeout=1)
+    assert output.startswith("stubborn\n") and "timed out" in output
+    assert output.endswith("exit code: 137 (killed by SIGKILL)")
+    assert is_gone(int((tmp_path / "shell.pid").read_text()))
+
+
+def test_long_output_keeps_head_and_tail_with_a_hint(ctx):
+    output = run(ctx, "seq 1 100000")
+    full = "".join(f"{n}\n" for n in range(1, 100001))
+    omitted = len(full) - 30_000
+    assert output.startswith(full[:15_000])
+    assert f"[... {omitted} characters omitted ...]" in output
+    assert full[-15_000:].rstrip("\n") in output
+    assert f'<system_hint type="truncated" omitted_chars="{omitted}">' in output
+    assert "read_file" in output and output.endswith("exit code: 0")
+    assert len(output) < 31_000
+
+
+def test_output_at_the_limit_is_not_truncated(ctx):
+    exact = run(ctx, "head -c 30000 /dev/zero | tr '\\0' x")
+    assert exact == "x" * 30_000 + "\nexit code: 0"
+    over = run(ctx, "head -c 30001 /dev/zero | tr '\\0' x")
+    assert 'omitted_chars="1"' in over
+
+
+def test_huge_output_keeps_memory_bounded(ctx):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    output = run(ctx, "yes | head -c 1000000000", timeout=300)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert output.endswith("exit code: 0")
+    assert 'omitted_chars="999970000"' in output
+    assert len(output) < 31_000
+    assert (after - before) * 1024 < 500 * 2**20  # ru_maxrss is in KiB on Linux
+
+
+def test_background_process_does_not_block_and_keeps_running(ctx, tmp_path):
+    output = run(ctx, "sleep 30 & echo $! > bg.pid; echo started", timeout=20)
+    background = int((tmp_path / "bg.pid").read_text())
+    try:
+        assert output == "started\nexit code: 0"
+        assert not is_gone(background)
+    finally:
+        kill_quietly(background)
+
+
+def test_chatty_background_process_survives_the_call(ctx, tmp_path):
+    command = "(while :; do echo tick; sleep 0.02; done) & echo $! > bg.pid; echo started"
+    output = run(ctx, command, timeout=20)
+    writer = int((tmp_path / "bg.pid").read_text())
+    try:
+        assert "started" in output and "timed out" not in output and output.endswith("exit code: 0")
+        time.sleep(0.5)  # many writes after our return: a closed pipe would have killed it with SIGPIPE
+        assert not is_gone(writer)
+    finally:
+        kill_quietly(writer)
+
+
+def test_ctrl_c_kills_the_group_and_propagates(tmp_path):
+    harness = subprocess.Popen(
+        [sys.executable, str(HARNESS), str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        pgid_file = tmp_path / "pgid"
+        assert eventually(pgid_file.exists, within=30), "the harness never started the command"
+        group = int(pgid_file.read_text())
+        assert eventually(lambda: len(live_members(group)) >= 2)  # the shell and its sleep
+        sleeper = [pid for pid in live_members(group) if pid != group]
+        harness.send_signal(signal.SIGINT)
+        stdout, stderr = harness.communicate(timeout=30)
+    finally:
+        harness.kill()
+    assert harness.returncode == 130, stderr
+    assert stdout == "interrupted\n"
+    assert eventually(lambda: not live_members(group)), f"left running: {live_members(group)}"
+    assert all(is_gone(pid) for pid in sleeper)
+
+
+def test_invalid_utf8_is_replaced(ctx):
+    assert run(ctx, r"printf '\xff\xfeok\n'") == "\ufffd\ufffdok\nexit code: 0"
+
+
+def test_character_split_across_reads_is_decoded(ctx):
+    assert run(ctx, r"printf '\xc3'; sleep 0.3; printf '\xa9\n'") == "\u00e9\nexit code: 0"
+
+
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [
+        ({"command": "echo hi", "timeout": 601}, "less than or equal to 600"),
+        ({"command": "echo hi", "timeout": 0}, "greater than or equal to 1"),
+        ({"command": "   \n"}, "command is empty"),
+        ({}, "missing required parameter 'command'"),
+    ],
+)
+def test_invalid_arguments_are_rejected(ctx, arguments, problem):
+    result = ToolRegistry([bash]).call("bash", arguments, ctx)
+    assert result.is_error and problem in result.content
+
+
+def test_guidance_and_risk():
+    assert bash.risk == "exec"
+    assert "read_file" in bash.guidance and "timeout" in bash.guidance and "30,000" in bash.guidance
+    assert bash.input_schema["properties"]["timeout"]["maximum"] == 600
+
+
+@given(data=st.binary(max_size=300), cuts=st.lists(st.integers(0, 300), max_size=8))
+def test_bounded_output_is_the_decoded_head_and_tail(data, cuts):
+    output = BoundedOutput(head_limit=20, tail_limit=30)
+    edges = [0, *sorted(cut for cut in cuts if cut <= len(data)), len(data)]
+    for start, end in zip(edges, edges[1:]):
+        output.feed(data[start:end])
+    output.feed(b"", final=True)
+    text = data.decode("utf-8", errors="replace")
+    assert output.total == len(text)
+    if len(text) <= 50:
+        assert output.omitted == 0 and output.head + output.tail == text
+    else:
+        assert output.head == text[:20] and output.tail == text[-30:]
+        assert output.omitted == len(text) - 50
