@@ -73,6 +73,9 @@ def run(
         from mini_agent.ui.launch import launch
 
         status = launch(settings, prompt, output_format)
+    except KeyboardInterrupt:
+        print("mini-agent: Interrupted.", file=sys.stderr)
+        status = ExitStatus.INTERRUPTED
     except MiniAgentError as exc:
         from mini_agent.errors import redact
 

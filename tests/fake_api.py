@@ -147,6 +147,10 @@ class Recorded:
     path: str
     headers: dict
     body: Any
+    at: float = field(default_factory=time.monotonic)
+    """When the request had been read (time.monotonic of the server's process)."""
+    answered_at: float | None = None
+    """When the last byte of the answer had been written."""
 
 
 class FakeAnthropicAPI:
@@ -202,8 +206,9 @@ class FakeAnthropicAPI:
                 pass
 
             def _record(self, body: Any) -> None:
+                self.recorded = Recorded(self.command, self.path, dict(self.headers), body)
                 with api._lock:
-                    api.requests.append(Recorded(self.command, self.path, dict(self.headers), body))
+                    api.requests.append(self.recorded)
 
             def do_GET(self) -> None:
                 self._record(None)
@@ -216,6 +221,8 @@ class FakeAnthropicAPI:
                     self._post()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer
+                if getattr(self, "recorded", None) is not None:
+                    self.recorded.answered_at = time.monotonic()
 
             def _post(self) -> None:
                 length = int(self.headers.get("content-length", 0))

@@ -1,0 +1,213 @@
+"""The installed `mini-agent` command, run as a subprocess against the loopback model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from conftest import BIN, TEST_KEY
+from fake_api import answer, failure, tool_use
+
+from mini_agent import __version__
+
+
+def test_version_and_help_need_no_key_and_no_network(run_cli):
+    version = run_cli(["--version"])
+    assert (version.returncode, version.stdout.decode().strip()) == (0, f"mini-agent {__version__}")
+    shown = run_cli(["--help"])
+    assert shown.returncode == 0
+    for flag in ("--print", "--output-format", "--model", "--base-url", "--permission-mode", "--max-steps", "--show-prompt"):
+        assert flag in shown.stdout.decode()
+
+
+def test_python_dash_m_works_too(tmp_path):
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "mini_agent", "--version"], capture_output=True, cwd=tmp_path)
+    assert done.stdout.decode().strip() == f"mini-agent {__version__}"
+
+
+def test_without_a_key_it_says_how_to_set_one(run_cli):
+    done = run_cli(["-p", "hello"])
+    assert done.returncode == 2
+    assert "ANTHROPIC_API_KEY" in done.stderr.decode() and "Traceback" not in done.stderr.decode()
+
+
+def test_bad_flags_are_usage_errors(run_cli, api):
+    done = run_cli(["-p", "x", "--output-format", "yaml"], api)
+    assert done.returncode == 2 and "output format" in done.stderr.decode()
+    done = run_cli(["-p", "x", "--permission-mode", "reckless"], api)
+    assert done.returncode == 2 and "permission mode" in done.stderr.decode()
+
+
+def test_text_output_prints_the_answer_on_stdout_and_progress_on_stderr(run_cli, api, tmp_path):
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    api.script(answer("Reading it.", tool_use("read_file", {"path": "notes.txt"})), answer("It has two lines."))
+    done = run_cli(["-p", "how many lines in notes.txt?"], api)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode() == "It has two lines.\n"
+    progress = done.stderr.decode()
+    assert "Reading it." in progress and "read_file(notes.txt)" in progress
+    result = api.message_requests[1]["messages"][-1]["content"][0]
+    assert "alpha" in result["content"] and "beta" in result["content"]
+
+
+def test_a_piped_prompt_is_the_task(run_cli, api):
+    api.script(answer("Done."))
+    done = run_cli([], api, input="summarise the repo\n")
+    assert done.returncode == 0 and done.stdout.decode() == "Done.\n"
+    assert api.message_requests[0]["messages"][0]["content"][0]["text"] == "summarise the repo\n"
+
+
+def test_piped_input_with_a_prompt_is_an_attachment_beside_it(run_cli, api):
+    api.script(answer("Looks fine."))
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2 if b < c else 3\n"
+    done = run_cli(["-p", "review this"], api, input=diff)
+    assert done.returncode == 0
+    prompt, attached = api.message_requests[0]["messages"][0]["content"][:2]
+    assert prompt == {"type": "text", "text": "review this"}
+    assert attached["text"].startswith('<attachment source="stdin">')
+    assert "+a = 2 if b &lt; c else 3" in attached["text"]
+
+
+def test_very_large_piped_input_is_cut_with_a_visible_notice(run_cli, api):
+    api.script(answer("Skimmed."))
+    done = run_cli(["-p", "skim"], api, input="x" * 300_000)
+    assert done.returncode == 0
+    assert "cut" in done.stderr.decode()
+    attached = api.message_requests[0]["messages"][0]["content"][1]["text"]
+    assert 'type="truncated"' in attached and len(attached) < 101_000
+
+
+def test_json_output_is_one_object(run_cli, api):
+    api.script(answer(tool_use("bash", {"command": "echo hi"})), answer("Said hi.", usage={"input_tokens": 50, "output_tokens": 5}))
+    done = run_cli(["-p", "say hi", "--output-format", "json", "--yes"], api)
+    assert done.returncode == 0
+    record = json.loads(done.stdout)
+    assert {k: record[k] for k in ("type", "subtype", "is_error", "result", "steps", "stop_reason", "exit_code")} == {
+        "type": "result", "subtype": "success", "is_error": False, "result": "Said hi.", "steps": 2,
+        "stop_reason": "end_turn", "exit_code": 0,
+    }
+    assert record["usage"] == {"input_tokens": 150, "output_tokens": 25, "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 0}
+    assert record["duration_ms"] >= 0 and record["context_window"] == 200_000
+
+
+def test_stream_json_prints_a_line_per_step(run_cli, api):
+    api.script(answer("Checking.", tool_use("bash", {"command": "echo streamed"}, id="b1")), answer("Finished."))
+    done = run_cli(["-p", "go", "--output-format", "stream-json", "--permission-mode", "auto"], api)
+    assert done.returncode == 0
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert [line["type"] for line in lines] == ["system", "assistant", "tool_call", "tool_result", "assistant", "result"]
+    assert lines[0]["tools"] == ["read_file", "write_file", "edit_file", "bash", "web_fetch"]
+    assert lines[2] == {"type": "tool_call", "id": "b1", "name": "bash", "input": {"command": "echo streamed", "timeout": 120, "description": None}}
+    assert "streamed" in lines[3]["content"] and lines[3]["is_error"] is False
+    assert lines[-1]["result"] == "Finished." and lines[-1]["steps"] == 2
+
+
+def test_the_step_limit_has_its_own_exit_code(run_cli, api):
+    api.script(answer(tool_use("read_file", {"path": "nothing.txt"})))
+    done = run_cli(["-p", "loop", "--max-steps", "1", "--output-format", "json"], api)
+    assert done.returncode == 3
+    record = json.loads(done.stdout)
+    assert record["subtype"] == "step_limit" and "--max-steps" in record["error"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (failure(401, "authentication_error", "invalid x-api-key"), "rejected the API key"),
+        (failure(404, "not_found_error", "model: claude-test"), "does not know model"),
+    ],
+)
+def test_provider_failures_are_one_line_without_the_key(run_cli, api, reply, expected):
+    api.script(reply)
+    done = run_cli(["-p", "hi"], api)
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert TEST_KEY not in err + done.stdout.decode()
+
+
+def test_overload_after_retries_names_the_endpoint(run_cli, api):
+    api.script(*[failure(529, "overloaded_error", "Overloaded") for _ in range(3)])
+    done = run_cli(["-p", "hi"], api)
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    assert api.url in err.splitlines()[-1] and "3 attempts" in err and TEST_KEY not in err
+
+
+def test_connection_refused_is_a_clear_line(run_cli):
+    done = run_cli(["-p", "hi"], env={"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    assert done.returncode == 1
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert "Cannot connect to http://127.0.0.1:9" in last and "connection refused" in last
+
+
+def test_without_a_terminal_approval_is_refused_and_files_stay_untouched(run_cli, api, tmp_path):
+    target = tmp_path / "keep.txt"
+    target.write_text("original\n")
+    api.script(answer(tool_use("read_file", {"path": "keep.txt"})),
+               answer(tool_use("write_file", {"path": "keep.txt", "content": "changed\n"})),
+               answer(tool_use("bash", {"command": "touch made-by-bash"})), answer("Could not."))
+    done = run_cli(["-p", "change it"], api)
+    assert done.returncode == 0
+    assert target.read_text() == "original\n" and not (tmp_path / "made-by-bash").exists()
+    write_result = api.message_requests[2]["messages"][-1]["content"][0]
+    bash_result = api.message_requests[3]["messages"][-1]["content"][0]
+    assert write_result["is_error"] and "--permission-mode accept-edits" in write_result["content"]
+    assert bash_result["is_error"] and "--permission-mode auto" in bash_result["content"]
+
+
+def test_auto_mode_still_refuses_destructive_commands_without_a_human(run_cli, api, tmp_path):
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "data.txt").write_text("keep me")
+    api.script(answer(tool_use("bash", {"command": "rm -rf precious"})), answer("Refused."))
+    done = run_cli(["-p", "clean up", "--yes"], api)
+    assert done.returncode == 0
+    assert (tmp_path / "precious" / "data.txt").read_text() == "keep me"
+    result = api.message_requests[1]["messages"][-1]["content"][0]
+    assert result["is_error"] and "destructive" in result["content"]
+
+
+def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):
+    shown = run_cli(["--show-prompt"]).stdout.decode()
+    api.script(answer("ok"))
+    run_cli(["-p", "hi"], api)
+    sent = api.message_requests[0]
+    system_text = "\n".join(block["text"] for block in sent["system"])
+    assert shown.startswith(system_text + "\n")
+    schemas = json.loads(shown.split("# Tool schemas (the request's `tools` parameter)\n", 1)[1].split("\n", 1)[1])
+    assert schemas == sent["tools"]
+    assert "# Tools: how to use them well" in system_text and "\n---\n" in system_text
+
+
+def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
+    pid_file = tmp_path / "sleep.pid"
+    api.script(answer(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"})))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
+    process = subprocess.Popen([str(BIN), "-p", "sleep", "--yes"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sleeper = int(pid_file.read_text())
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert "Interrupted" in err.decode()
+    time.sleep(0.2)
+    assert not _alive(sleeper)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
