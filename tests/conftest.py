@@ -26,6 +26,15 @@ for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL")
 os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
 
 
+def alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def require_loopback(url: str) -> str:
     host = urlparse(url).hostname
     if host not in ("127.0.0.1", "localhost", "::1"):

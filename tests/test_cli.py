@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, TEST_KEY
+from conftest import BIN, TEST_KEY, alive
 from fake_api import answer, failure, tool_use
 
 from mini_agent import __version__
@@ -202,12 +202,4 @@ def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
     assert process.returncode == 130, err
     assert "Interrupted" in err.decode()
     time.sleep(0.2)
-    assert not _alive(sleeper)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    assert not alive(sleeper)

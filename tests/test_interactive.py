@@ -1,0 +1,88 @@
+"""The installed command in a real pseudo-terminal: the interactive loop and approval with a diff."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pexpect
+import pytest
+from conftest import BIN, TEST_KEY, alive
+from fake_api import answer, tool_use
+
+
+def spawn(api, cwd, *args: str) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test",
+               NO_COLOR="1", TERM="xterm", MINI_AGENT_RETRY_BASE_DELAY="0.01")
+    return pexpect.spawn(str(BIN), list(args), cwd=str(cwd), env=env, dimensions=(40, 120), timeout=30,
+                         encoding="utf-8")
+
+
+def finish(child: pexpect.spawn) -> int:
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus
+
+
+def test_one_turn_per_line_and_ctrl_d_exits(api, tmp_path):
+    api.script(answer("Hello from the model."), answer("Second answer."))
+    child = spawn(api, tmp_path)
+    child.expect("›")
+    child.sendline("hello")
+    child.expect("Hello from the model.")
+    child.expect("›")
+    child.sendline("and again")
+    child.expect("Second answer.")
+    child.expect("›")
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    second = api.message_requests[1]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert second[2]["content"][0]["text"] == "and again"
+
+
+def test_ctrl_c_during_a_command_returns_to_the_prompt_with_the_session_intact(api, tmp_path):
+    pid_file = tmp_path / "pid"
+    api.script(answer(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"}, id="slow")),
+               answer("Still here."))
+    child = spawn(api, tmp_path, "--yes")
+    child.expect("›")
+    child.sendline("run something slow")
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.sendcontrol("c")
+    child.expect("Interrupted")
+    child.expect("›")
+    assert not alive(int(pid_file.read_text()))
+    child.sendline("are you there?")
+    child.expect("Still here.")
+    child.expect("›")
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    results = api.message_requests[1]["messages"][2]["content"]
+    assert results[0]["tool_use_id"] == "slow" and results[0]["is_error"]
+    assert [(b["type"], b.get("text")) for b in results[1:]] == [("text", "are you there?")]
+
+
+@pytest.mark.parametrize(("reply", "expected"), [("y", "new line\n"), ("n", "old line\n")])
+def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp_path, reply, expected):
+    target = tmp_path / "file.txt"
+    target.write_text("old line\n")
+    api.script(answer(tool_use("read_file", {"path": "file.txt"})),
+               answer(tool_use("edit_file", {"path": "file.txt", "old_string": "old line", "new_string": "new line"})),
+               answer("Done."))
+    child = spawn(api, tmp_path, "-p", "change the line")
+    child.expect("needs approval")
+    child.expect("-old line")
+    child.expect(r"\+new line")
+    child.expect(r"Allow\? \[y/N\]")
+    child.sendline(reply)
+    child.expect("Done.")
+    assert finish(child) == 0
+    assert target.read_text() == expected
+    result = api.message_requests[2]["messages"][-1]["content"][0]
+    assert result.get("is_error", False) == (reply == "n")
+    if reply == "n":
+        assert "declined" in result["content"]
