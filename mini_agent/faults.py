@@ -58,8 +58,11 @@ def classify(exc: BaseException, endpoint: str, model: str) -> Fault:
         if "Timeout" in type(exc).__name__:
             return Fault("timeout", f"The reply from {endpoint} stalled and timed out.")
         return Fault("stream_cut", f"The reply stream from {endpoint} was cut off mid-way ({type(exc).__name__}).")
-    if isinstance(exc, ValueError) and "tool parameter JSON" in str(exc):
-        return Fault("malformed", f"{endpoint} sent a reply with malformed tool-call JSON.")
+    if isinstance(exc, (ValueError, KeyError, RuntimeError, AssertionError)):
+        # The SDK could not make sense of what came back (bad JSON, events out of order): the same request
+        # may well get a sound reply, so this is retried like a cut stream.
+        detail = f"{type(exc).__name__}: {str(exc)[:120]}".rstrip(": ")
+        return Fault("malformed", f"{endpoint} sent a malformed reply ({detail}).")
     return Fault("fatal", f"Unexpected failure talking to {endpoint}: {type(exc).__name__}: {exc}")
 
 

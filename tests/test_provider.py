@@ -227,3 +227,22 @@ def test_the_key_is_sent_as_a_header_and_nowhere_in_the_body(api, settings_for):
     sent = recorded.headers.get("X-Api-Key") or recorded.headers.get("Authorization", "").removeprefix("Bearer ")
     assert sent == TEST_KEY
     assert TEST_KEY not in json.dumps(recorded.body)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"event: message_start\ndata: {not json\n\n",
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
+    ],
+)
+def test_a_malformed_reply_is_retried_then_reported_in_one_line(api, settings_for, raw):
+    from fake_api import Reply
+
+    api.script(Reply(raw_sse=raw), answer("Sound reply."))
+    provider, _ = provider_for(api, settings_for)
+    assert provider.complete(request(), lambda e: None).message["content"][0]["text"] == "Sound reply."
+    api.script(Reply(raw_sse=raw), Reply(raw_sse=raw), Reply(raw_sse=raw))
+    with pytest.raises(ProviderError, match="malformed reply") as caught:
+        provider.complete(request(), lambda e: None)
+    assert "\n" not in str(caught.value)
