@@ -50,6 +50,8 @@ class Reply:
     cut_after_events: int | None = None
     error_event_after: int | None = None
     delay: float = 0.0
+    event_delay: float = 0.0
+    """Seconds between streamed events, to pace a reply like a real model does."""
     model: str = "claude-test"
     extra: dict = field(default_factory=dict)
 
@@ -286,6 +288,8 @@ class FakeAnthropicAPI:
                         self.wfile.flush()
                         self.connection.shutdown(2)
                         return
+                    if reply.event_delay and count:
+                        time.sleep(reply.event_delay)
                     self.wfile.write(_frame(name, data))
                     self.wfile.flush()
 

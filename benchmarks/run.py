@@ -1,0 +1,100 @@
+"""Benchmarks of mini-agent against the issue's targets; prints a markdown table.
+
+    python benchmarks/run.py                  # everything, ~2 minutes on 2 cores
+    python benchmarks/run.py --quick          # fewer repetitions
+    python benchmarks/run.py --only oneshot   # one group (or several, comma-separated)
+
+Every model call goes to the loopback fake of tests/fake_api.py; nothing leaves the machine.
+See benchmarks/README.md for what each number means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common  # noqa: E402
+from _common import Row  # noqa: E402
+
+# (full, quick) repetitions per group.
+RUNS = {
+    "version": (10, 5),
+    "help": (10, 5),
+    "import": (9, 3),
+    "oneshot": (9, 3),
+    "step": (12, 6),
+    "read-file": (3, 1),
+    "bash": (3, 1),
+}
+ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
+
+
+def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
+    import _bigio
+    import _startup
+
+    def runs(group: str) -> int:
+        return RUNS[group][1 if quick else 0]
+
+    def step() -> list[Row]:
+        import _steps
+
+        return _steps.step_overhead(runs("step"))
+
+    return {
+        "version": lambda: _startup.version(runs("version")),
+        "help": lambda: _startup.help_(runs("help")),
+        "import": lambda: _startup.import_row(runs("import")),
+        "oneshot": lambda: _startup.one_shot(runs("oneshot")),
+        "step": step,
+        "read-file": lambda: _bigio.read_file_late(runs("read-file")),
+        "bash": lambda: _bigio.bash_flood(runs("bash")),
+    }
+
+
+def table(rows: list[Row]) -> str:
+    marks = {True: "pass", False: "**FAIL**", None: "—"}
+    lines = ["| Measure | Result (median) | Target | Pass |", "|---|---|---|---|"]
+    for row in rows:
+        cells = [row.name, row.result, row.target, marks[row.passed]]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--only", metavar="NAME", help=f"comma-separated groups: {', '.join(RUNS)}")
+    args = parser.parse_args(argv)
+    # A SIGTERM unwinds like Ctrl-C, so the 1 GB temp file is deleted by its `finally`.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    available = measures(args.quick)
+    chosen = list(available)
+    if args.only:
+        chosen = [ALIASES.get(name.strip(), name.strip()) for name in args.only.split(",")]
+        unknown = [name for name in chosen if name not in available]
+        if unknown:
+            parser.error(f"unknown measure {', '.join(unknown)}; choose from {', '.join(available)}")
+    rows: list[Row] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mini-agent-bench-pycache-") as pycache:
+        _common.PYCACHE = Path(pycache)
+        for name in chosen:
+            print(f"… {name}", file=sys.stderr, flush=True)
+            rows += available[name]()
+    print(table(rows))
+    print(f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, {'quick' if args.quick else 'full'} run, "
+          f"{time.monotonic() - started:.0f} s.")
+    return 1 if any(row.passed is False for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
