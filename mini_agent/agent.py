@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
-from mini_agent.errors import StepLimitReached, TurnAborted
+from mini_agent.errors import StepLimitReached, TurnAborted, redact
 from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
 from mini_agent.permissions import Allow, Ask, Decision, Deny, check
@@ -113,7 +113,8 @@ class Agent:
         is_error = reply.stop_reason in ("refusal", "max_tokens")
         if reply.stop_reason == "refusal":
             explanation = (reply.stop_details or {}).get("explanation")
-            self.emit(Notice("The model declined to continue (stop reason: refusal)" + (f": {explanation}" if explanation else ".")))
+            detail = f": {explanation}" if explanation else "."
+            self.emit(Notice(f"The model declined to continue (stop reason: refusal){detail}"))
         elif reply.stop_reason == "max_tokens":
             self.emit(Notice(
                 f"The reply was cut off at the output limit ({self.settings.max_tokens} tokens); "
@@ -171,10 +172,16 @@ class Agent:
         self.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
         return None
 
+    def _execute(self, tool: Tool, arguments: dict) -> ToolResult:
+        """Run a tool; the session's own credentials are masked in what it returns (`env`, a config dump)."""
+        result = execute(tool, arguments, self.ctx)
+        masked = redact(result.content, self.settings.secrets)
+        return result if masked == result.content else replace(result, content=masked)
+
     def _run_one(self, call: dict, tool: Tool, arguments: dict) -> None:
         self.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
-        result = execute(tool, arguments, self.ctx)
+        result = self._execute(tool, arguments)
         self._results[call["id"]] = result
         self._track_health(tool.name, result)
         self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
@@ -189,8 +196,8 @@ class Agent:
         for call, tool, arguments in batch:
             self.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
-        futures = [(call, tool, arguments, self._pool.submit(execute, tool, arguments, self.ctx)) for call, tool, arguments in batch]
-        for call, tool, arguments, future in futures:
+        futures = [self._pool.submit(self._execute, tool, arguments) for _, tool, arguments in batch]
+        for (call, tool, arguments), future in zip(batch, futures):
             result = future.result()
             self._results[call["id"]] = result
             self._track_health(tool.name, result)

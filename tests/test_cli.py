@@ -203,3 +203,13 @@ def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
     assert "Interrupted" in err.decode()
     time.sleep(0.2)
     assert not alive(sleeper)
+
+
+def test_the_key_is_masked_in_tool_output(run_cli, api):
+    api.script(answer(tool_use("bash", {"command": "env | grep ANTHROPIC_API_KEY"})), answer("Checked."))
+    done = run_cli(["-p", "show env", "--yes", "--output-format", "stream-json"], api)
+    assert done.returncode == 0
+    sent = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+    assert "ANTHROPIC_API_KEY=****" in sent
+    assert TEST_KEY not in done.stdout.decode() + done.stderr.decode()
+    assert all(TEST_KEY not in json.dumps(r.body) for r in api.requests)

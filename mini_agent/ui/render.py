@@ -59,8 +59,10 @@ class ProgressRenderer:
             self._line(f"! {event.reason} Retrying in {event.delay:.1f}s (retry {event.attempt}).")
         elif isinstance(event, Notice):
             self._line(f"! {event.text}")
-        elif isinstance(event, HintChanged) and event.text is not None:
-            self._line(f"! {event.key.replace(':', ' ')}")
+        elif isinstance(event, HintChanged) and event.key.startswith("tool_degraded:"):
+            tool = event.key.split(":", 1)[1]
+            self._line(f"! {tool} keeps failing on the network; the model was told to avoid it" if event.text
+                       else f"! {tool} works again")
 
     def _line(self, text: str) -> None:
         print(text, file=self.err, flush=True)
