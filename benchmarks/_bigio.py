@@ -63,9 +63,11 @@ def read_file_late(runs: int) -> list[Row]:
         shutil.rmtree(tmp, ignore_errors=True)
     memory = _memory(samples)
     size = FILE_BLOCKS * len(block) / 1e9
-    result = (f"{seconds(median([s['seconds'] for s in samples]))}, +{mebibytes(memory)} peak "
-              f"(baseline {mebibytes(samples[0]['baseline_kib'])}; {size:.2f} GB, {total:,} lines, offset {offset:,}; "
-              "file in page cache)")
+    result = (
+        f"{seconds(median([s['seconds'] for s in samples]))}, +{mebibytes(memory)} peak "
+        f"(baseline {mebibytes(samples[0]['baseline_kib'])}; {size:.2f} GB, {total:,} lines, offset {offset:,}; "
+        "file in page cache)"
+    )
     return [Row(name, result, target, memory < MEMORY_TARGET_KIB)]
 
 
@@ -80,6 +82,8 @@ def bash_flood(runs: int) -> list[Row]:
     except Exception as exc:
         return [failed_row(name, target, f"{type(exc).__name__}: {exc}")]
     memory = _memory(samples)
-    result = (f"{seconds(median([s['seconds'] for s in samples]))}, +{mebibytes(memory)} peak "
-              f"(baseline {mebibytes(samples[0]['baseline_kib'])}; result {samples[0]['chars']:,} chars)")
+    result = (
+        f"{seconds(median([s['seconds'] for s in samples]))}, +{mebibytes(memory)} peak "
+        f"(baseline {mebibytes(samples[0]['baseline_kib'])}; result {samples[0]['chars']:,} chars)"
+    )
     return [Row(name, result, target, memory < MEMORY_TARGET_KIB)]

@@ -47,10 +47,18 @@ def main(argv: list[str]) -> None:
     else:
         raise SystemExit(f"unknown kind {kind!r}")
     elapsed = time.monotonic() - started
-    print(json.dumps({
-        "seconds": elapsed, "baseline_kib": baseline, "peak_kib": max_rss_kib(),
-        "chars": len(text), "head": text[:200], "tail": text[-400:],
-    }))
+    print(
+        json.dumps(
+            {
+                "seconds": elapsed,
+                "baseline_kib": baseline,
+                "peak_kib": max_rss_kib(),
+                "chars": len(text),
+                "head": text[:200],
+                "tail": text[-400:],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

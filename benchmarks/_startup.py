@@ -73,8 +73,10 @@ def import_row(runs: int) -> list[Row]:
     except Exception as exc:
         return [failed_row(name, "—", str(exc))]
     wall, imported = median([s[0] for s in samples]), median([s[1] for s in samples])
-    result = (f"{seconds(wall)} wall = import done at {seconds(imported)} + {seconds(wall - imported)} "
-              f"interpreter teardown (bare interpreter: {seconds(interpreter)})")
+    result = (
+        f"{seconds(wall)} wall = import done at {seconds(imported)} + {seconds(wall - imported)} "
+        f"interpreter teardown (bare interpreter: {seconds(interpreter)})"
+    )
     return [Row(name, result, "—", None)]
 
 
@@ -86,12 +88,14 @@ def _one_shot(command: str) -> tuple[float, float]:
         reply.event_delay = STREAM_PACE  # paced like a real model, so the reply's last byte comes last
         api.script(reply)
         with tempfile.TemporaryDirectory(prefix="mini-agent-bench-") as tmp:
-            env = child_env(Path(tmp), ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="dummy",
-                            ANTHROPIC_MODEL="claude-test")
+            env = child_env(
+                Path(tmp), ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="dummy", ANTHROPIC_MODEL="claude-test"
+            )
             with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
                 started = time.monotonic()
-                process = subprocess.Popen([command, "-p", "hi"], env=env, cwd=tmp, stdin=subprocess.DEVNULL,
-                                           stdout=out, stderr=err)
+                process = subprocess.Popen(
+                    [command, "-p", "hi"], env=env, cwd=tmp, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+                )
                 try:
                     returncode = process.wait(timeout=60)
                 except subprocess.TimeoutExpired:
@@ -130,6 +134,10 @@ def one_shot(runs: int) -> list[Row]:
     first = median([p[1][0] for p in pairs])
     over = median([p[1][0] - p[0] for p in pairs])
     last = median([p[1][1] for p in pairs])
-    first_row = Row(first_name, f"{seconds(first)}; bare import done at {seconds(imported)}; difference {over:+.3f} s",
-                    first_target, over <= FIRST_REQUEST_MARGIN)
+    first_row = Row(
+        first_name,
+        f"{seconds(first)}; bare import done at {seconds(imported)}; difference {over:+.3f} s",
+        first_target,
+        over <= FIRST_REQUEST_MARGIN,
+    )
     return [first_row, Row(exit_name, seconds(last), exit_target, last < EXIT_TARGET)]

@@ -53,8 +53,10 @@ def _gaps(tokens: int, steps: int) -> tuple[list[float], float]:
     api = FakeAnthropicAPI().start()
     try:
         usage = {"input_tokens": max(tokens, 100), "output_tokens": 20}
-        api.script(*(answer(tool_use("probe", {"key": str(i)}), usage=usage) for i in range(steps)),
-                   answer("Done.", usage=usage))
+        api.script(
+            *(answer(tool_use("probe", {"key": str(i)}), usage=usage) for i in range(steps)),
+            answer("Done.", usage=usage),
+        )
         finished: list[float] = []
 
         def emit(event) -> None:
@@ -62,11 +64,27 @@ def _gaps(tokens: int, steps: int) -> tuple[list[float], float]:
                 finished.append(time.monotonic())
 
         with tempfile.TemporaryDirectory(prefix="mini-agent-bench-") as tmp:
-            settings = Settings(base_url=api.url, api_key="dummy", model="claude-test", permission_mode="auto",
-                                max_retries=0, request_timeout=30.0, max_steps=steps + 5, cwd=Path(tmp))
+            settings = Settings(
+                base_url=api.url,
+                api_key="dummy",
+                model="claude-test",
+                permission_mode="auto",
+                max_retries=0,
+                request_timeout=30.0,
+                max_steps=steps + 5,
+                cwd=Path(tmp),
+            )
             registry = ToolRegistry([*default_tools(), probe])
-            agent = Agent(AnthropicProvider(settings), registry, settings, Session(messages=history(tokens)),
-                          ToolContext(cwd=Path(tmp)), static_prompt(), emit, lambda request: Allow())
+            agent = Agent(
+                AnthropicProvider(settings),
+                registry,
+                settings,
+                Session(messages=history(tokens)),
+                ToolContext(cwd=Path(tmp)),
+                static_prompt(),
+                emit,
+                lambda request: Allow(),
+            )
             result = agent.run_turn("Call the probe tool, then say done.")
         posts = [r for r in api.requests if r.method == "POST" and r.path.startswith("/v1/messages")]
         if result.text != "Done." or len(posts) != steps + 1 or len(finished) != steps:

@@ -16,8 +16,8 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -91,8 +91,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"… {name}", file=sys.stderr, flush=True)
             rows += available[name]()
     print(table(rows))
-    print(f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, {'quick' if args.quick else 'full'} run, "
-          f"{time.monotonic() - started:.0f} s.")
+    print(
+        f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, {'quick' if args.quick else 'full'} run, "
+        f"{time.monotonic() - started:.0f} s."
+    )
     return 1 if any(row.passed is False for row in rows) else 0
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from mini_agent.errors import StepLimitReached, TurnAborted, redact
 from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
@@ -116,10 +116,12 @@ class Agent:
             detail = f": {explanation}" if explanation else "."
             self.emit(Notice(f"The model declined to continue (stop reason: refusal){detail}"))
         elif reply.stop_reason == "max_tokens":
-            self.emit(Notice(
-                f"The reply was cut off at the output limit ({self.settings.max_tokens} tokens); "
-                "raise --max-tokens or ask the model to continue."
-            ))
+            self.emit(
+                Notice(
+                    f"The reply was cut off at the output limit ({self.settings.max_tokens} tokens); "
+                    "raise --max-tokens or ask the model to continue."
+                )
+            )
         if calls:  # never leave a tool_use without its result: the next request would be rejected
             reason = f"Not run: the reply ended with stop reason {reply.stop_reason!r} before the call was complete."
             self.session.append({"role": "user", "content": [tool_result(c["id"], reason, True) for c in calls]})
@@ -197,7 +199,7 @@ class Agent:
             self.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
         futures = [self._pool.submit(self._execute, tool, arguments) for _, tool, arguments in batch]
-        for (call, tool, arguments), future in zip(batch, futures):
+        for (call, tool, arguments), future in zip(batch, futures, strict=True):
             result = future.result()
             self._results[call["id"]] = result
             self._track_health(tool.name, result)
@@ -231,7 +233,8 @@ class Agent:
             return
         done = self._results
         blocks = [
-            tool_result(c["id"], done[c["id"]].content, done[c["id"]].is_error) if c["id"] in done
+            tool_result(c["id"], done[c["id"]].content, done[c["id"]].is_error)
+            if c["id"] in done
             else tool_result(c["id"], reason, True)
             for c in calls
         ]

@@ -8,7 +8,6 @@ anything else so that import overlaps the rest of start-up.
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -36,20 +35,32 @@ def _version(value: bool) -> None:
         "`mini-agent -p TASK` runs one task and exits; piped input becomes the prompt, or, with -p, "
         "an attachment beside it (e.g. `git diff | mini-agent -p 'review this'`)."
     ),
-    epilog="Exit codes: 0 success, 1 runtime error, 2 usage or configuration error, 3 step limit reached, 130 interrupted.",
+    epilog=(
+        "Exit codes: 0 success, 1 runtime error, 2 usage or configuration error, 3 step limit reached, 130 interrupted."
+    ),
 )
 def run(
-    prompt: Optional[str] = typer.Option(None, "-p", "--print", help="Run this task non-interactively and exit."),
-    output_format: str = typer.Option("text", "--output-format", help="text | json | stream-json (with -p or piped input)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model id [env: ANTHROPIC_MODEL]."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic-compatible endpoint [env: ANTHROPIC_BASE_URL]."),
-    permission_mode: Optional[str] = typer.Option(None, "--permission-mode", help="default | accept-edits | auto | plan."),
+    prompt: str | None = typer.Option(None, "-p", "--print", help="Run this task non-interactively and exit."),
+    output_format: str = typer.Option(
+        "text", "--output-format", help="text | json | stream-json (with -p or piped input)."
+    ),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model id [env: ANTHROPIC_MODEL]."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Anthropic-compatible endpoint [env: ANTHROPIC_BASE_URL]."
+    ),
+    permission_mode: str | None = typer.Option(None, "--permission-mode", help="default | accept-edits | auto | plan."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Same as --permission-mode auto."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Model requests allowed per turn [default: 50]."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Output tokens per reply [default: 8192]."),
-    max_retries: Optional[int] = typer.Option(None, "--max-retries", help="Retries per request on 429/5xx/529/cuts [default: 4]."),
-    show_prompt: bool = typer.Option(False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="Model requests allowed per turn [default: 50]."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Output tokens per reply [default: 8192]."),
+    max_retries: int | None = typer.Option(
+        None, "--max-retries", help="Retries per request on 429/5xx/529/cuts [default: 4]."
+    ),
+    show_prompt: bool = typer.Option(
+        False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
 ) -> None:
     from mini_agent.settings import from_environment
 
@@ -62,8 +73,12 @@ def run(
         _fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
     try:
         settings = from_environment(
-            model=model, base_url=base_url, permission_mode=mode,
-            max_steps=max_steps, max_tokens=max_tokens, max_retries=max_retries,
+            model=model,
+            base_url=base_url,
+            permission_mode=mode,
+            max_steps=max_steps,
+            max_tokens=max_tokens,
+            max_retries=max_retries,
         )
         if show_prompt:
             from mini_agent.ui.show_prompt import print_prompt

@@ -5,8 +5,9 @@ The core never touches the terminal; renderers (rich, plain text, json, stream-j
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mini_agent.tools.base import ToolResult
@@ -70,5 +71,5 @@ class Notice:
     text: str
 
 
-Event = Union[TextDelta, ReplyDiscarded, AssistantMessage, ToolStarted, ToolFinished, HintChanged, Notice]
+Event = TextDelta | ReplyDiscarded | AssistantMessage | ToolStarted | ToolFinished | HintChanged | Notice
 Emit = Callable[[Event], None]

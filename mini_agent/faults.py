@@ -19,7 +19,7 @@ class Fault:
     """A failed attempt, classified."""
 
     kind: str
-    """rate_limited | overloaded | server_error | connection | timeout | stream_cut | stream_error | malformed | fatal"""
+    """rate_limited, overloaded, server_error, connection, timeout, stream_cut, stream_error, malformed, fatal"""
     message: str
     """One line for the human, without the key."""
     retry_after: float | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mini_agent.settings import PermissionMode
@@ -33,8 +33,8 @@ class Ask:
     reason: str
 
 
-Decision = Union[Allow, Deny]
-Verdict = Union[Allow, Deny, Ask]
+Decision = Allow | Deny
+Verdict = Allow | Deny | Ask
 
 # Commands that can destroy work or the machine. A first cut on the command text; the shell-parsing
 # classifier replaces it. Erring towards asking is the safe direction.

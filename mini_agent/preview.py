@@ -27,8 +27,10 @@ def change_preview(tool_name: str, arguments: dict, cwd: Path) -> str | None:
             return f"(old_string not found in {path}; the edit will fail)"
     lines = list(
         difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True),
-            fromfile=f"a/{path.name}" if before else "/dev/null", tofile=f"b/{path.name}",
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{path.name}" if before else "/dev/null",
+            tofile=f"b/{path.name}",
         )
     )
     if len(lines) > MAX_PREVIEW_LINES:

@@ -39,7 +39,11 @@ def build_system(static: str, registry: ToolRegistry, hints: dict[str, str]) -> 
     """
     blocks: list[dict] = [
         {"type": "text", "text": static},
-        {"type": "text", "text": f"\n---\n\n{TOOLS_HEADING}\n\n{registry.guidance()}", "cache_control": CACHE_BREAKPOINT},
+        {
+            "type": "text",
+            "text": f"\n---\n\n{TOOLS_HEADING}\n\n{registry.guidance()}",
+            "cache_control": CACHE_BREAKPOINT,
+        },
     ]
     if hints:
         body = "\n\n".join(hints[key] for key in sorted(hints))

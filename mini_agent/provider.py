@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from mini_agent.errors import ProviderError, redact
 from mini_agent.events import Emit, ReplyDiscarded, TextDelta

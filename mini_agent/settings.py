@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
 from mini_agent.errors import ConfigError
 
@@ -88,7 +89,9 @@ def from_environment(env: Mapping[str, str] | None = None, **overrides: object) 
 
 def _check(settings: Settings) -> None:
     if settings.permission_mode not in PERMISSION_MODES:
-        raise ConfigError(f"Unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
+        raise ConfigError(
+            f"Unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}."
+        )
     for name in ("max_steps", "max_tokens"):
         if getattr(settings, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")

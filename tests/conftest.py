@@ -60,8 +60,13 @@ def api():
 def settings_for(tmp_path):
     def make(api: FakeAnthropicAPI, **overrides) -> Settings:
         values = dict(
-            base_url=require_loopback(api.url), api_key=TEST_KEY, model="claude-test", retry_base_delay=0.01,
-            max_retries=2, request_timeout=10.0, cwd=tmp_path,
+            base_url=require_loopback(api.url),
+            api_key=TEST_KEY,
+            model="claude-test",
+            retry_base_delay=0.01,
+            max_retries=2,
+            request_timeout=10.0,
+            cwd=tmp_path,
         )
         values.update(overrides)
         return Settings(**values)
@@ -73,20 +78,42 @@ def settings_for(tmp_path):
 def run_cli(tmp_path):
     """Run the installed `mini-agent` as a subprocess against a loopback model."""
 
-    def run(args: list[str], api: FakeAnthropicAPI | None = None, input: str | bytes | None = None,
-            env: dict | None = None, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    def run(
+        args: list[str],
+        api: FakeAnthropicAPI | None = None,
+        input: str | bytes | None = None,
+        env: dict | None = None,
+        cwd: Path | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
-        environment.update({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "MINI_AGENT_RETRY_BASE_DELAY": "0.01",
-                            "MINI_AGENT_MAX_RETRIES": "2", "NO_COLOR": "1"})
+        environment.update(
+            {
+                "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+                "MINI_AGENT_RETRY_BASE_DELAY": "0.01",
+                "MINI_AGENT_MAX_RETRIES": "2",
+                "NO_COLOR": "1",
+            }
+        )
         if api is not None:
-            environment.update({"ANTHROPIC_BASE_URL": require_loopback(api.url), "ANTHROPIC_API_KEY": TEST_KEY,
-                                "ANTHROPIC_MODEL": "claude-test"})
+            environment.update(
+                {
+                    "ANTHROPIC_BASE_URL": require_loopback(api.url),
+                    "ANTHROPIC_API_KEY": TEST_KEY,
+                    "ANTHROPIC_MODEL": "claude-test",
+                }
+            )
         environment.update(env or {})
         require_loopback(environment["ANTHROPIC_BASE_URL"])
         data = input.encode() if isinstance(input, str) else input
         return subprocess.run(
-            [str(BIN), *args], input=data, capture_output=True, env=environment, cwd=cwd or tmp_path,
-            timeout=timeout, stdin=None if data is not None else subprocess.DEVNULL,
+            [str(BIN), *args],
+            input=data,
+            capture_output=True,
+            env=environment,
+            cwd=cwd or tmp_path,
+            timeout=timeout,
+            stdin=None if data is not None else subprocess.DEVNULL,
         )
 
     return run

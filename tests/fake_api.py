@@ -22,6 +22,7 @@ _ids = itertools.count(1)
 
 # ---- content helpers -------------------------------------------------------------------------------------
 
+
 def text(value: str) -> dict:
     return {"type": "text", "text": value}
 
@@ -35,6 +36,7 @@ def thinking(value: str, signature: str = "sig-abc") -> dict:
 
 
 # ---- replies ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Reply:
@@ -58,8 +60,15 @@ class Reply:
     def message(self) -> dict:
         stop = self.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn")
         return {
-            "id": f"msg_{next(_ids):06d}", "type": "message", "role": "assistant", "model": self.model,
-            "content": self.content, "stop_reason": stop, "stop_sequence": None, "usage": self.usage, **self.extra,
+            "id": f"msg_{next(_ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": self.content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": self.usage,
+            **self.extra,
         }
 
 
@@ -134,7 +143,7 @@ def _delta(index: int, delta: dict) -> tuple[str, dict]:
 
 
 def _pieces(value: str, size: int = 7) -> list[str]:
-    return [value[i:i + size] for i in range(0, len(value), size)] or [""]
+    return [value[i : i + size] for i in range(0, len(value), size)] or [""]
 
 
 def _frame(name: str, data: dict) -> bytes:
@@ -142,6 +151,7 @@ def _frame(name: str, data: dict) -> bytes:
 
 
 # ---- the server ------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Recorded:

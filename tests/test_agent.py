@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 
@@ -87,8 +88,14 @@ def make_agent(api, settings_for, confirm=lambda request: Allow(), **overrides):
     events: list = []
     registry = ToolRegistry([lookup, rendezvous, store, reach, interrupt])
     agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None), registry, settings, Session(),
-        ToolContext(cwd=settings.cwd), "You are a test agent.", events.append, confirm,
+        AnthropicProvider(settings, sleep=lambda s: None),
+        registry,
+        settings,
+        Session(),
+        ToolContext(cwd=settings.cwd),
+        "You are a test agent.",
+        events.append,
+        confirm,
     )
     return agent, events
 
@@ -110,8 +117,12 @@ def test_a_plain_answer_ends_the_turn(api, settings_for):
 
 def test_every_call_of_a_reply_runs_and_results_return_in_order_in_one_message(api, settings_for):
     api.script(
-        answer("Working.", tool_use("lookup", {"key": "a"}, id="t1"), tool_use("store", {"key": "b", "value": "v"}, id="t2"),
-               tool_use("lookup", {"key": "c"}, id="t3")),
+        answer(
+            "Working.",
+            tool_use("lookup", {"key": "a"}, id="t1"),
+            tool_use("store", {"key": "b", "value": "v"}, id="t2"),
+            tool_use("lookup", {"key": "c"}, id="t3"),
+        ),
         answer("All done."),
     )
     agent, _ = make_agent(api, settings_for)
@@ -168,8 +179,10 @@ def test_a_refusal_ends_the_turn_with_a_notice(api, settings_for):
 
 
 def test_a_reply_cut_at_max_tokens_runs_no_tool_and_closes_the_call(api, settings_for):
-    api.script(answer("Writing", tool_use("store", {"key": "k", "value": "partial"}, id="cut1"), stop_reason="max_tokens"),
-               answer("Next turn answer."))
+    api.script(
+        answer("Writing", tool_use("store", {"key": "k", "value": "partial"}, id="cut1"), stop_reason="max_tokens"),
+        answer("Next turn answer."),
+    )
     agent, events = make_agent(api, settings_for)
     result = agent.run_turn("write a lot")
     assert result.is_error and result.stop_reason == "max_tokens" and calls == []
@@ -183,8 +196,9 @@ def test_a_reply_cut_at_max_tokens_runs_no_tool_and_closes_the_call(api, setting
 
 def test_blocks_not_acted_on_go_back_unchanged(api, settings_for):
     odd = {"type": "future_block", "payload": {"x": [1, 2]}, "note": "kept"}
-    api.script(answer(thinking("Plan the lookup.", "sig-1"), odd, tool_use("lookup", {"key": "k"}, id="t1")),
-               answer("Done."))
+    api.script(
+        answer(thinking("Plan the lookup.", "sig-1"), odd, tool_use("lookup", {"key": "k"}, id="t1")), answer("Done.")
+    )
     agent, _ = make_agent(api, settings_for)
     agent.run_turn("look")
     assistant = api.message_requests[1]["messages"][1]
@@ -193,8 +207,12 @@ def test_blocks_not_acted_on_go_back_unchanged(api, settings_for):
 
 
 def test_requests_are_cache_friendly(api, settings_for):
-    api.script(answer(tool_use("lookup", {"key": "a"})), answer(tool_use("store", {"key": "b", "value": "c"})),
-               answer("Done."), answer("Second turn."))
+    api.script(
+        answer(tool_use("lookup", {"key": "a"})),
+        answer(tool_use("store", {"key": "b", "value": "c"})),
+        answer("Done."),
+        answer("Second turn."),
+    )
     agent, _ = make_agent(api, settings_for)
     agent.run_turn("first")
     agent.run_turn("second")
@@ -203,17 +221,21 @@ def test_requests_are_cache_friendly(api, settings_for):
     assert len(set(encoded)) == 1
     system = bodies[0]["system"]
     assert [("cache_control" in block) for block in system] == [False, True]
-    for previous, current in zip(bodies, bodies[1:]):
+    for previous, current in itertools.pairwise(bodies):
         before, after = strip_breakpoints(previous["messages"]), strip_breakpoints(current["messages"])
         assert after[: len(before)] == before
     for body in bodies:
-        marked = [(i, j) for i, m in enumerate(body["messages"]) for j, b in enumerate(m["content"]) if "cache_control" in b]
+        marked = [
+            (i, j) for i, m in enumerate(body["messages"]) for j, b in enumerate(m["content"]) if "cache_control" in b
+        ]
         assert marked == [(len(body["messages"]) - 1, len(body["messages"][-1]["content"]) - 1)]
     assert all("cache_control" not in b for m in agent.session.messages for b in m["content"])
 
 
 def strip_breakpoints(messages: list[dict]) -> list[dict]:
-    return [dict(m, content=[{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]) for m in messages]
+    return [
+        dict(m, content=[{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]) for m in messages
+    ]
 
 
 def test_a_declined_call_tells_the_model_and_the_run_goes_on(api, settings_for):
@@ -233,8 +255,9 @@ def test_a_declined_call_tells_the_model_and_the_run_goes_on(api, settings_for):
 
 def test_plan_mode_refuses_changes_without_asking(api, settings_for):
     api.script(answer(tool_use("lookup", {"key": "a"}), tool_use("store", {"key": "k", "value": "v"})), answer("Plan."))
-    agent, _ = make_agent(api, settings_for, confirm=lambda r: pytest.fail("plan mode must not ask"),
-                          permission_mode="plan")
+    agent, _ = make_agent(
+        api, settings_for, confirm=lambda r: pytest.fail("plan mode must not ask"), permission_mode="plan"
+    )
     agent.run_turn("plan it")
     ok, refused = results_of(api.message_requests[1])
     assert ok["content"] == "value of a"
@@ -243,8 +266,11 @@ def test_plan_mode_refuses_changes_without_asking(api, settings_for):
 
 def test_three_network_failures_mark_a_tool_degraded_until_it_recovers(api, settings_for):
     api.script(
-        answer(tool_use("reach", {"host": "down"})), answer(tool_use("reach", {"host": "down"})),
-        answer(tool_use("reach", {"host": "down"})), answer(tool_use("reach", {"host": "up"})), answer("Back."),
+        answer(tool_use("reach", {"host": "down"})),
+        answer(tool_use("reach", {"host": "down"})),
+        answer(tool_use("reach", {"host": "down"})),
+        answer(tool_use("reach", {"host": "up"})),
+        answer("Back."),
     )
     agent, events = make_agent(api, settings_for, permission_mode="auto")
     agent.run_turn("reach out")
@@ -258,8 +284,10 @@ def test_three_network_failures_mark_a_tool_degraded_until_it_recovers(api, sett
 
 
 def test_ctrl_c_during_a_tool_aborts_the_turn_and_keeps_the_transcript_valid(api, settings_for):
-    api.script(answer(tool_use("lookup", {"key": "a"}, id="done1"), tool_use("interrupt", {"why": "x"}, id="int1")),
-               answer("Fresh start."))
+    api.script(
+        answer(tool_use("lookup", {"key": "a"}, id="done1"), tool_use("interrupt", {"why": "x"}, id="int1")),
+        answer("Fresh start."),
+    )
     agent, _ = make_agent(api, settings_for, permission_mode="auto")
     with pytest.raises(TurnAborted):
         agent.run_turn("run and stop")

@@ -20,7 +20,15 @@ def test_version_and_help_need_no_key_and_no_network(run_cli):
     assert (version.returncode, version.stdout.decode().strip()) == (0, f"mini-agent {__version__}")
     shown = run_cli(["--help"])
     assert shown.returncode == 0
-    for flag in ("--print", "--output-format", "--model", "--base-url", "--permission-mode", "--max-steps", "--show-prompt"):
+    for flag in (
+        "--print",
+        "--output-format",
+        "--model",
+        "--base-url",
+        "--permission-mode",
+        "--max-steps",
+        "--show-prompt",
+    ):
         assert flag in shown.stdout.decode()
 
 
@@ -84,16 +92,28 @@ def test_very_large_piped_input_is_cut_with_a_visible_notice(run_cli, api):
 
 
 def test_json_output_is_one_object(run_cli, api):
-    api.script(answer(tool_use("bash", {"command": "echo hi"})), answer("Said hi.", usage={"input_tokens": 50, "output_tokens": 5}))
+    api.script(
+        answer(tool_use("bash", {"command": "echo hi"})),
+        answer("Said hi.", usage={"input_tokens": 50, "output_tokens": 5}),
+    )
     done = run_cli(["-p", "say hi", "--output-format", "json", "--yes"], api)
     assert done.returncode == 0
     record = json.loads(done.stdout)
     assert {k: record[k] for k in ("type", "subtype", "is_error", "result", "steps", "stop_reason", "exit_code")} == {
-        "type": "result", "subtype": "success", "is_error": False, "result": "Said hi.", "steps": 2,
-        "stop_reason": "end_turn", "exit_code": 0,
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "Said hi.",
+        "steps": 2,
+        "stop_reason": "end_turn",
+        "exit_code": 0,
     }
-    assert record["usage"] == {"input_tokens": 150, "output_tokens": 25, "cache_creation_input_tokens": 0,
-                               "cache_read_input_tokens": 0}
+    assert record["usage"] == {
+        "input_tokens": 150,
+        "output_tokens": 25,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
     assert record["duration_ms"] >= 0 and record["context_window"] == 200_000
 
 
@@ -102,9 +122,21 @@ def test_stream_json_prints_a_line_per_step(run_cli, api):
     done = run_cli(["-p", "go", "--output-format", "stream-json", "--permission-mode", "auto"], api)
     assert done.returncode == 0
     lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
-    assert [line["type"] for line in lines] == ["system", "assistant", "tool_call", "tool_result", "assistant", "result"]
+    assert [line["type"] for line in lines] == [
+        "system",
+        "assistant",
+        "tool_call",
+        "tool_result",
+        "assistant",
+        "result",
+    ]
     assert lines[0]["tools"] == ["read_file", "write_file", "edit_file", "bash", "web_fetch"]
-    assert lines[2] == {"type": "tool_call", "id": "b1", "name": "bash", "input": {"command": "echo streamed", "timeout": 120, "description": None}}
+    assert lines[2] == {
+        "type": "tool_call",
+        "id": "b1",
+        "name": "bash",
+        "input": {"command": "echo streamed", "timeout": 120, "description": None},
+    }
     assert "streamed" in lines[3]["content"] and lines[3]["is_error"] is False
     assert lines[-1]["result"] == "Finished." and lines[-1]["steps"] == 2
 
@@ -151,9 +183,12 @@ def test_connection_refused_is_a_clear_line(run_cli):
 def test_without_a_terminal_approval_is_refused_and_files_stay_untouched(run_cli, api, tmp_path):
     target = tmp_path / "keep.txt"
     target.write_text("original\n")
-    api.script(answer(tool_use("read_file", {"path": "keep.txt"})),
-               answer(tool_use("write_file", {"path": "keep.txt", "content": "changed\n"})),
-               answer(tool_use("bash", {"command": "touch made-by-bash"})), answer("Could not."))
+    api.script(
+        answer(tool_use("read_file", {"path": "keep.txt"})),
+        answer(tool_use("write_file", {"path": "keep.txt", "content": "changed\n"})),
+        answer(tool_use("bash", {"command": "touch made-by-bash"})),
+        answer("Could not."),
+    )
     done = run_cli(["-p", "change it"], api)
     assert done.returncode == 0
     assert target.read_text() == "original\n" and not (tmp_path / "made-by-bash").exists()
@@ -191,8 +226,14 @@ def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
     api.script(answer(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"})))
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
-    process = subprocess.Popen([str(BIN), "-p", "sleep", "--yes"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [str(BIN), "-p", "sleep", "--yes"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 30
     while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -41,8 +41,13 @@ def test_read_edit_run_and_fetch(run_cli, api, web, tmp_path):
     api.script(
         answer("First the notes.", tool_use("web_fetch", {"url": f"{web}/notes"}, id="w1")),
         answer("Now the code.", tool_use("read_file", {"path": "greet.py"}, id="r1")),
-        answer(tool_use("edit_file", {"path": "greet.py", "old_string": 'return "Hi " + name',
-                                      "new_string": 'return "Hello " + name'}, id="e1")),
+        answer(
+            tool_use(
+                "edit_file",
+                {"path": "greet.py", "old_string": 'return "Hi " + name', "new_string": 'return "Hello " + name'},
+                id="e1",
+            )
+        ),
         answer(tool_use("bash", {"command": "python3 greet.py"}, id="b1")),
         answer("greet now says Hello; running it prints `Hello team`."),
     )
@@ -57,6 +62,6 @@ def test_read_edit_run_and_fetch(run_cli, api, web, tmp_path):
     fetched = result(1)["content"]
     assert "# Version 2.0" in fetched and "- Faster" in fetched and "`greet`" in fetched
     assert "tracking" not in fetched and "Home" not in fetched
-    assert "return \"Hi \" + name" in result(2)["content"]
+    assert 'return "Hi " + name' in result(2)["content"]
     assert "Hello" in result(3)["content"] and not result(3).get("is_error")
     assert "Hello team" in result(4)["content"] and "exit code: 0" in result(4)["content"]

@@ -13,10 +13,17 @@ from fake_api import answer, tool_use
 
 def spawn(api, cwd, *args: str) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
-    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test",
-               NO_COLOR="1", TERM="xterm", MINI_AGENT_RETRY_BASE_DELAY="0.01")
-    return pexpect.spawn(str(BIN), list(args), cwd=str(cwd), env=env, dimensions=(40, 120), timeout=30,
-                         encoding="utf-8")
+    env.update(
+        ANTHROPIC_BASE_URL=api.url,
+        ANTHROPIC_API_KEY=TEST_KEY,
+        ANTHROPIC_MODEL="claude-test",
+        NO_COLOR="1",
+        TERM="xterm",
+        MINI_AGENT_RETRY_BASE_DELAY="0.01",
+    )
+    return pexpect.spawn(
+        str(BIN), list(args), cwd=str(cwd), env=env, dimensions=(40, 120), timeout=30, encoding="utf-8"
+    )
 
 
 def finish(child: pexpect.spawn) -> int:
@@ -44,8 +51,9 @@ def test_one_turn_per_line_and_ctrl_d_exits(api, tmp_path):
 
 def test_ctrl_c_during_a_command_returns_to_the_prompt_with_the_session_intact(api, tmp_path):
     pid_file = tmp_path / "pid"
-    api.script(answer(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"}, id="slow")),
-               answer("Still here."))
+    api.script(
+        answer(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"}, id="slow")), answer("Still here.")
+    )
     child = spawn(api, tmp_path, "--yes")
     child.expect("›")
     child.sendline("run something slow")
@@ -70,9 +78,11 @@ def test_ctrl_c_during_a_command_returns_to_the_prompt_with_the_session_intact(a
 def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp_path, reply, expected):
     target = tmp_path / "file.txt"
     target.write_text("old line\n")
-    api.script(answer(tool_use("read_file", {"path": "file.txt"})),
-               answer(tool_use("edit_file", {"path": "file.txt", "old_string": "old line", "new_string": "new line"})),
-               answer("Done."))
+    api.script(
+        answer(tool_use("read_file", {"path": "file.txt"})),
+        answer(tool_use("edit_file", {"path": "file.txt", "old_string": "old line", "new_string": "new line"})),
+        answer("Done."),
+    )
     child = spawn(api, tmp_path, "-p", "change the line")
     child.expect("needs approval")
     child.expect("-old line")

@@ -43,15 +43,24 @@ def test_segment_three_appears_only_with_hints_one_per_key_after_the_breakpoint(
 
 def test_the_static_prompt_covers_the_working_principles():
     text = static_prompt()
-    for needle in ("# Role", "# Working principles", "# Output conventions", "# Tool strategy",
-                   "language the user writes in", "fenced"):
+    for needle in (
+        "# Role",
+        "# Working principles",
+        "# Output conventions",
+        "# Tool strategy",
+        "language the user writes in",
+        "fenced",
+    ):
         assert needle in text
     assert "offset" not in text and "old_string" not in text  # strategy only, no parameter formats
 
 
 def test_the_wheel_ships_the_static_prompt_inside_the_package(tmp_path):
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
-                           capture_output=True, text=True)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = tmp_path.glob("mini_agent-*.whl")
     with zipfile.ZipFile(wheel) as archive:

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 from conftest import FIXTURES, TEST_KEY
-from fake_api import answer, cut, error_event, failure, replay, thinking, tool_use
+from fake_api import answer, cut, failure, replay, thinking, tool_use
 
 from mini_agent.errors import ProviderError
 from mini_agent.events import ReplyDiscarded, TextDelta
@@ -33,7 +33,10 @@ def test_streams_text_deltas_and_returns_the_whole_reply(api, settings_for):
     reply = provider.complete(request(), events.append)
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there, streaming world!"
     assert len([e for e in events if isinstance(e, TextDelta)]) > 1
-    assert reply.message == {"role": "assistant", "content": [{"type": "text", "text": "Hello there, streaming world!"}]}
+    assert reply.message == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Hello there, streaming world!"}],
+    }
     assert reply.stop_reason == "end_turn"
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (12, 7)
     assert api.message_requests[0]["stream"] is True
@@ -45,7 +48,10 @@ def test_tool_use_input_arrives_whole_from_partial_json(api, settings_for):
     reply = provider.complete(request(), lambda e: None)
     assert reply.stop_reason == "tool_use"
     assert reply.message["content"][1] == {
-        "type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "src/app.py", "limit": 20},
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "read_file",
+        "input": {"path": "src/app.py", "limit": 20},
     }
 
 
@@ -53,7 +59,11 @@ def test_thinking_blocks_keep_their_signature(api, settings_for):
     api.script(answer(thinking("Consider the file first.", "sig-XYZ"), "Done."))
     provider, _ = provider_for(api, settings_for)
     reply = provider.complete(request(), lambda e: None)
-    assert reply.message["content"][0] == {"type": "thinking", "thinking": "Consider the file first.", "signature": "sig-XYZ"}
+    assert reply.message["content"][0] == {
+        "type": "thinking",
+        "thinking": "Consider the file first.",
+        "signature": "sig-XYZ",
+    }
 
 
 @pytest.mark.parametrize(
@@ -106,7 +116,8 @@ def test_block_types_unknown_to_the_sdk_keep_their_streamed_content(api, setting
     provider, _ = provider_for(api, settings_for)
     reply = provider.complete(request(), lambda e: None)
     assert reply.message["content"][0] == {
-        "type": "compaction", "content": "Earlier conversation summarized.",
+        "type": "compaction",
+        "content": "Earlier conversation summarized.",
         "encrypted_content": "EpwBCioIDxgCEAEYASJALd_opaque_compaction_payload",
     }
 
@@ -205,8 +216,14 @@ def test_a_hung_endpoint_times_out(api, settings_for):
 
 
 def test_context_window_comes_from_the_models_endpoint(api, settings_for):
-    api.model_info = {"id": "claude-test", "type": "model", "display_name": "Test", "created_at": "2025-01-01T00:00:00Z",
-                      "max_input_tokens": 123_456, "max_tokens": 8192}
+    api.model_info = {
+        "id": "claude-test",
+        "type": "model",
+        "display_name": "Test",
+        "created_at": "2025-01-01T00:00:00Z",
+        "max_input_tokens": 123_456,
+        "max_tokens": 8192,
+    }
     provider, _ = provider_for(api, settings_for)
     provider._warm()
     assert provider.context_window(wait=5) == 123_456
@@ -233,7 +250,8 @@ def test_the_key_is_sent_as_a_header_and_nowhere_in_the_body(api, settings_for):
     "raw",
     [
         b"event: message_start\ndata: {not json\n\n",
-        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
+        b"event: content_block_delta\n"  # a delta before any message_start: events out of order
+        b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
     ],
 )
 def test_a_malformed_reply_is_retried_then_reported_in_one_line(api, settings_for, raw):

@@ -1,10 +1,10 @@
 """A real HTTP server on 127.0.0.1 for tests: fixed responses and programmable routes, with hit counts.
 
-    with WebServer() as server:
-        server.add("/page", b"<h1>Hi</h1>", content_type="text/html; charset=utf-8")
-        server.route("/slow", lambda request: ...)   # full control over the raw response
-        url = server.url("/page")
-        server.hits["/page"]                         # how many requests reached that path
+with WebServer() as server:
+    server.add("/page", b"<h1>Hi</h1>", content_type="text/html; charset=utf-8")
+    server.route("/slow", lambda request: ...)   # full control over the raw response
+    url = server.url("/page")
+    server.hits["/page"]                         # how many requests reached that path
 """
 
 from __future__ import annotations

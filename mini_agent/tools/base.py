@@ -10,9 +10,10 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 Risk = Literal["read", "write", "exec", "network"]
 
@@ -104,7 +105,9 @@ class Tool:
         from pydantic import ValidationError
 
         if not isinstance(arguments, dict):
-            raise ToolError(f"Invalid arguments for {self.name}: expected a JSON object, got {type(arguments).__name__}.")
+            raise ToolError(
+                f"Invalid arguments for {self.name}: expected a JSON object, got {type(arguments).__name__}."
+            )
         try:
             model = self.validator.model_validate(arguments)
         except ValidationError as exc:

@@ -127,4 +127,7 @@ def _report(path: Path, before: str, after: str, spans: list[tuple[int, int]], n
         return f"Edited {path}: replaced 1 occurrence on line {first_line}.\n{shown}"
     where = ", ".join(str(line_of(before, span_start)) for span_start, _ in spans[:_SHOWN_MATCH_LINES])
     more = ", ..." if len(spans) > _SHOWN_MATCH_LINES else ""
-    return f"Edited {path}: replaced {len(spans)} occurrences (on lines {where}{more} before the edit); the first:\n{shown}"
+    return (
+        f"Edited {path}: replaced {len(spans)} occurrences (on lines {where}{more} before the edit); "
+        f"the first:\n{shown}"
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from mini_agent.agent import ApprovalRequest
 from mini_agent.permissions import Allow, Decision, Deny, refusal_without_human
@@ -18,7 +19,9 @@ def refuse_without_human(request: ApprovalRequest) -> Decision:
     return refusal_without_human(request.tool, request.reason)
 
 
-def ask_on_terminal(err: TextIO, read_line: Callable[[str], str] | None = None) -> Callable[[ApprovalRequest], Decision]:
+def ask_on_terminal(
+    err: TextIO, read_line: Callable[[str], str] | None = None
+) -> Callable[[ApprovalRequest], Decision]:
     """Show the call (and its diff) on stderr and wait for y/n. Ctrl-C propagates and aborts the turn."""
 
     def read_from_stdin(prompt: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from mini_agent.agent import Agent
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted, redact

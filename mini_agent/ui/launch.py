@@ -49,8 +49,14 @@ def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitSt
 
     def build(emit, confirm) -> Agent:
         return Agent(
-            provider, default_tools(), settings, Session(), ToolContext(cwd=settings.cwd),
-            static_prompt(), emit, confirm,
+            provider,
+            default_tools(),
+            settings,
+            Session(),
+            ToolContext(cwd=settings.cwd),
+            static_prompt(),
+            emit,
+            confirm,
         )
 
     if interactive:

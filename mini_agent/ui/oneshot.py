@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from mini_agent.agent import Agent, TurnResult
 from mini_agent.errors import ExitStatus, MiniAgentError, redact
@@ -40,10 +40,16 @@ def run_once(
     confirm = ask_on_terminal(err) if can_ask else refuse_without_human
     agent = build(emit, confirm)
     if stream:
-        stream.write({
-            "type": "system", "subtype": "init", "model": settings.model, "cwd": str(settings.cwd),
-            "permission_mode": settings.permission_mode, "tools": [tool.name for tool in agent.registry],
-        })
+        stream.write(
+            {
+                "type": "system",
+                "subtype": "init",
+                "model": settings.model,
+                "cwd": str(settings.cwd),
+                "permission_mode": settings.permission_mode,
+                "tools": [tool.name for tool in agent.registry],
+            }
+        )
     result: TurnResult | None = None
     error: str | None = None
     try:
@@ -70,13 +76,23 @@ def run_once(
 
 
 SUBTYPES = {
-    ExitStatus.SUCCESS: "success", ExitStatus.ERROR: "error", ExitStatus.USAGE: "error",
-    ExitStatus.STEP_LIMIT: "step_limit", ExitStatus.INTERRUPTED: "interrupted",
+    ExitStatus.SUCCESS: "success",
+    ExitStatus.ERROR: "error",
+    ExitStatus.USAGE: "error",
+    ExitStatus.STEP_LIMIT: "step_limit",
+    ExitStatus.INTERRUPTED: "interrupted",
 }
 
 
-def result_record(agent: Agent, result: TurnResult | None, error: str | None, status: ExitStatus,
-                  steps: int, duration: float, provider) -> dict:
+def result_record(
+    agent: Agent,
+    result: TurnResult | None,
+    error: str | None,
+    status: ExitStatus,
+    steps: int,
+    duration: float,
+    provider,
+) -> dict:
     """The `json` output object, also the last line of `stream-json`; the schema is documented in README.md."""
     usage = agent.session.usage
     return {

@@ -61,8 +61,11 @@ class ProgressRenderer:
             self._line(f"! {event.text}")
         elif isinstance(event, HintChanged) and event.key.startswith("tool_degraded:"):
             tool = event.key.split(":", 1)[1]
-            self._line(f"! {tool} keeps failing on the network; the model was told to avoid it" if event.text
-                       else f"! {tool} works again")
+            self._line(
+                f"! {tool} keeps failing on the network; the model was told to avoid it"
+                if event.text
+                else f"! {tool} works again"
+            )
 
     def _line(self, text: str) -> None:
         print(text, file=self.err, flush=True)
@@ -98,15 +101,22 @@ class StreamJsonRenderer:
 def stream_record(event: Event) -> dict | None:
     if isinstance(event, AssistantMessage):
         return {
-            "type": "assistant", "step": event.step, "message": event.message,
-            "stop_reason": event.stop_reason, "usage": event.usage.to_dict(),
+            "type": "assistant",
+            "step": event.step,
+            "message": event.message,
+            "stop_reason": event.stop_reason,
+            "usage": event.usage.to_dict(),
         }
     if isinstance(event, ToolStarted):
         return {"type": "tool_call", "id": event.tool_use_id, "name": event.name, "input": event.input}
     if isinstance(event, ToolFinished):
         return {
-            "type": "tool_result", "id": event.tool_use_id, "name": event.name, "is_error": event.result.is_error,
-            "content": event.result.content, "duration_ms": round(event.duration * 1000),
+            "type": "tool_result",
+            "id": event.tool_use_id,
+            "name": event.name,
+            "is_error": event.result.is_error,
+            "content": event.result.content,
+            "duration_ms": round(event.duration * 1000),
         }
     if isinstance(event, ReplyDiscarded):
         return {"type": "retry", "attempt": event.attempt, "delay_s": round(event.delay, 3), "reason": event.reason}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import signal
@@ -271,7 +272,7 @@ def test_guidance_and_risk():
 def test_bounded_output_is_the_decoded_head_and_tail(data, cuts):
     output = BoundedOutput(head_limit=20, tail_limit=30)
     edges = [0, *sorted(cut for cut in cuts if cut <= len(data)), len(data)]
-    for start, end in zip(edges, edges[1:]):
+    for start, end in itertools.pairwise(edges):
         output.feed(data[start:end])
     output.feed(b"", final=True)
     text = data.decode("utf-8", errors="replace")

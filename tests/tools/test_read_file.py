@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import tempfile
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from unprivileged import as_unprivileged
 
 from mini_agent.tools.base import ToolContext, ToolRegistry, ToolResult
 from mini_agent.tools.read_file import COUNT_TOTAL_MAX_BYTES, MAX_OUTPUT_CHARS, read_file
-
-NOBODY = 65534
 
 
 @pytest.fixture
@@ -295,43 +290,6 @@ def test_a_file_too_big_to_count_learns_its_total_at_the_end(ctx: ToolContext, t
 
     assert last_page.content == f"{count - 1:>6}\t{count - 1:019d}\n{count:>6}\t{count:019d}"
     assert past.is_error and f"has {count} lines" in past.content
-
-
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    """A directory another user can enter (pytest's tmp_path is private to root)."""
-    directory = Path(tempfile.mkdtemp(prefix="mini-agent-perm-"))
-    directory.chmod(0o755)
-    yield directory
-    shutil.rmtree(directory)
-
-
-def as_unprivileged(action: Callable[[], ToolResult]) -> ToolResult:
-    """Run `action` where file permissions apply: in a child process as `nobody` when we are root."""
-    if os.geteuid() != 0:
-        return action()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: drop privileges, report the result as JSON, never return into pytest
-        try:
-            os.close(read_end)
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            result = action()
-            payload = [result.content, result.is_error]
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the test
-            payload = [f"child failed: {exc!r}", None]
-        with os.fdopen(write_end, "w") as stream:
-            stream.write(json.dumps(payload))
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as stream:
-        content, is_error = json.loads(stream.read())
-    os.waitpid(pid, 0)
-    if is_error is None and "Operation not permitted" in content:
-        pytest.skip("running as root without permission to switch users")
-    assert is_error is not None, content
-    return ToolResult(content, is_error)
 
 
 def test_permission_denied_is_a_clear_error(shared_dir: Path) -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from web_server import RequestHandler, WebServer  # tests/ is on sys.path (conftest.py)
 
 from mini_agent.tools.base import ToolContext, ToolRegistry, ToolResult
 from mini_agent.tools.web_fetch import web_fetch
-from web_server import RequestHandler, WebServer  # tests/ is on sys.path (conftest.py)
 
 web_fetch_module = importlib.import_module("mini_agent.tools.web_fetch")
 REGISTRY = ToolRegistry([web_fetch])
@@ -146,8 +146,13 @@ def test_scripts_styles_and_markup_are_gone(site, name):
 def test_navigation_chrome_is_dropped_but_the_chapter_kept(site):
     markdown = page_markdown(site, "google-sre-book-1")
     # the book's table-of-contents menu and the previous/next footer
-    for chrome in ("Table of Contents", "Part I - Introduction", "7. The Evolution of Automation at Google",
-                   "Previous Chapter", "Next Chapter"):
+    for chrome in (
+        "Table of Contents",
+        "Part I - Introduction",
+        "7. The Evolution of Automation at Google",
+        "Previous Chapter",
+        "Next Chapter",
+    ):
         assert chrome not in markdown
     assert "\n# Monitoring Distributed Systems\n" in markdown
     assert "# Black-Box Versus White-Box" in markdown
@@ -235,10 +240,30 @@ CHROME_PAGE = f"""<!DOCTYPE html><html><head><title>Chrome</title></head><body>
 <div class="menus-of-the-day">SoupOfTheDay</div>
 <div role="contentinfo">ContentInfoRole</div><div class="site-footer">FooterClass</div><footer>SiteFooter</footer>
 </body></html>"""
-CHROME = ["SkipLink", "SiteLogo", "MenuEntry", "NavDocs", "BannerRole", "NavigationRole", "CookieBanner",
-          "SidebarBox", "PageAside", "Crumbs", "ContentInfoRole", "FooterClass", "SiteFooter"]
-CONTENT = ["# Article Title", "ArticleByline", "First paragraph", "ArticleAside", "ArticleFooter", "WrapperText",
-           "SoupOfTheDay"]
+CHROME = [
+    "SkipLink",
+    "SiteLogo",
+    "MenuEntry",
+    "NavDocs",
+    "BannerRole",
+    "NavigationRole",
+    "CookieBanner",
+    "SidebarBox",
+    "PageAside",
+    "Crumbs",
+    "ContentInfoRole",
+    "FooterClass",
+    "SiteFooter",
+]
+CONTENT = [
+    "# Article Title",
+    "ArticleByline",
+    "First paragraph",
+    "ArticleAside",
+    "ArticleFooter",
+    "WrapperText",
+    "SoupOfTheDay",
+]
 
 
 def test_page_chrome_goes_and_article_content_stays(server):
@@ -391,14 +416,16 @@ def test_text_formats_come_back_as_they_are(server, content_type, body):
 
 
 def test_a_gzip_encoded_response_is_decoded(server):
-    url = server.add("/zipped", gzip.compress(b"compressed words"), content_type="text/plain",
-                     headers={"Content-Encoding": "gzip"})
+    url = server.add(
+        "/zipped", gzip.compress(b"compressed words"), content_type="text/plain", headers={"Content-Encoding": "gzip"}
+    )
     assert parse(fetch(url)).content == "compressed words"
 
 
 def test_without_a_content_type_html_is_recognised_and_binary_refused(server):
-    html = server.add("/html", "<!DOCTYPE html><html><head><title>Bare</title></head><body><p>Hi</p></body></html>",
-                      content_type="")
+    html = server.add(
+        "/html", "<!DOCTYPE html><html><head><title>Bare</title></head><body><p>Hi</p></body></html>", content_type=""
+    )
     assert parse(fetch(html)).content == "# Bare\n\nHi\n"
     result = fetch(server.add("/blob", b"\x00\x01\x02binary", content_type=""))
     assert result.is_error and "binary" in result.content
@@ -409,8 +436,9 @@ def test_an_empty_response_says_so(server):
 
 
 def test_a_page_built_by_javascript_gets_a_note(server):
-    url = server.add("/app", "<html><head><title>App</title><script>render()</script></head><body><div id=root>"
-                     "</div></body></html>")
+    url = server.add(
+        "/app", "<html><head><title>App</title><script>render()</script></head><body><div id=root></div></body></html>"
+    )
     assert "JavaScript" in parse(fetch(url)).header["Note"]
 
 
@@ -622,7 +650,9 @@ def test_schema_and_guidance():
     assert schema["name"] == "web_fetch" and web_fetch.risk == "network"
     assert schema["input_schema"]["required"] == ["url"]
     assert schema["input_schema"]["properties"]["offset"] == {
-        "default": 0, "description": schema["input_schema"]["properties"]["offset"]["description"],
-        "minimum": 0, "type": "integer",
+        "default": 0,
+        "description": schema["input_schema"]["properties"]["offset"]["description"],
+        "minimum": 0,
+        "type": "integer",
     }
     assert "offset" in web_fetch.guidance and "read_file" in web_fetch.guidance

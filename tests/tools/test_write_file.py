@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import stat
-import tempfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from unprivileged import NOBODY, as_unprivileged
 
 from mini_agent.tools.base import ToolContext, ToolRegistry, ToolResult
 from mini_agent.tools.read_file import read_file
 from mini_agent.tools.write_file import write_file
-
-NOBODY = 65534
 
 
 @pytest.fixture
@@ -187,43 +182,6 @@ def test_a_file_in_the_way_of_a_folder_is_explained(ctx: ToolContext, tmp_path: 
 
     assert result.is_error and "is an existing file, not a directory" in result.content
     assert (tmp_path / "notes").read_text(encoding="utf-8") == "a file\n"
-
-
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    """A directory another user can enter (pytest's tmp_path is private to root)."""
-    directory = Path(tempfile.mkdtemp(prefix="mini-agent-perm-"))
-    directory.chmod(0o755)
-    yield directory
-    shutil.rmtree(directory)
-
-
-def as_unprivileged(action: Callable[[], ToolResult]) -> ToolResult:
-    """Run `action` where file permissions apply: in a child process as `nobody` when we are root."""
-    if os.geteuid() != 0:
-        return action()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: drop privileges, report the result as JSON, never return into pytest
-        try:
-            os.close(read_end)
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            result = action()
-            payload = [result.content, result.is_error]
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the test
-            payload = [f"child failed: {exc!r}", None]
-        with os.fdopen(write_end, "w") as stream:
-            stream.write(json.dumps(payload))
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as stream:
-        content, is_error = json.loads(stream.read())
-    os.waitpid(pid, 0)
-    if is_error is None and "Operation not permitted" in content:
-        pytest.skip("running as root without permission to switch users")
-    assert is_error is not None, content
-    return ToolResult(content, is_error)
 
 
 def test_permission_denied_is_a_clear_error_and_leaves_nothing_behind(shared_dir: Path) -> None:

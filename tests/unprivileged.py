@@ -1,0 +1,53 @@
+"""Run a tool where file permissions apply: as the unprivileged `nobody` user when the tests run as root."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from mini_agent.tools.base import ToolResult
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory another user can enter (pytest's tmp_path is private to root)."""
+    directory = Path(tempfile.mkdtemp(prefix="mini-agent-perm-"))
+    directory.chmod(0o755)
+    yield directory
+    shutil.rmtree(directory)
+
+
+def as_unprivileged(action: Callable[[], ToolResult]) -> ToolResult:
+    """Run `action` where file permissions apply: in a child process as `nobody` when we are root."""
+    if os.geteuid() != 0:
+        return action()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop privileges, report the result as JSON, never return into pytest
+        try:
+            os.close(read_end)
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            result = action()
+            payload = [result.content, result.is_error]
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the test
+            payload = [f"child failed: {exc!r}", None]
+        with os.fdopen(write_end, "w") as stream:
+            stream.write(json.dumps(payload))
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as stream:
+        content, is_error = json.loads(stream.read())
+    os.waitpid(pid, 0)
+    if is_error is None and "Operation not permitted" in content:
+        pytest.skip("running as root without permission to switch users")
+    assert is_error is not None, content
+    return ToolResult(content, is_error)
