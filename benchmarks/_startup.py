@@ -34,22 +34,21 @@ def _walls(argv: list[str], runs: int) -> list[float]:
         return [_wall(argv, env, Path(tmp)) for _ in range(runs)]
 
 
-def version(runs: int) -> list[Row]:
-    name, target = "`mini-agent --version`", f"< {VERSION_TARGET} s"
+def _command_row(name: str, argv: list[str], target_s: float, runs: int) -> list[Row]:
+    target = f"< {target_s} s"
     try:
-        value = median(_walls([mini_agent_command(), "--version"], runs))
+        value = median(_walls(argv, runs))
     except Exception as exc:
         return [failed_row(name, target, str(exc))]
-    return [Row(name, seconds(value), target, value < VERSION_TARGET)]
+    return [Row(name, seconds(value), target, value < target_s)]
+
+
+def version(runs: int) -> list[Row]:
+    return _command_row("`mini-agent --version`", [mini_agent_command(), "--version"], VERSION_TARGET, runs)
 
 
 def help_(runs: int) -> list[Row]:
-    name, target = "`mini-agent --help`", f"< {HELP_TARGET} s"
-    try:
-        value = median(_walls([mini_agent_command(), "--help"], runs))
-    except Exception as exc:
-        return [failed_row(name, target, str(exc))]
-    return [Row(name, seconds(value), target, value < HELP_TARGET)]
+    return _command_row("`mini-agent --help`", [mini_agent_command(), "--help"], HELP_TARGET, runs)
 
 
 IMPORT_CODE = "import anthropic, time; print(time.monotonic())"

@@ -114,7 +114,7 @@ def test_json_output_is_one_object(run_cli, api):
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
-    assert record["duration_ms"] >= 0 and record["context_window"] == 200_000
+    assert isinstance(record["duration_ms"], int) and record["context_window"] == 200_000
 
 
 def test_stream_json_prints_a_line_per_step(run_cli, api):
