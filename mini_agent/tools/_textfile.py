@@ -85,7 +85,7 @@ def sniff_encoding(sample: bytes, complete: bool) -> Encoding | None:
             return Encoding(codec, bom)
     if b"\0" in sample[:BINARY_PROBE_BYTES]:
         return None
-    encoding = UTF8 if _is_utf8(sample, complete) else _guess_legacy(sample)
+    encoding = UTF8 if _is_utf8(sample, complete) else guess_legacy_encoding(sample)
     if encoding is None or _mostly_control_chars(sample[:BINARY_PROBE_BYTES], encoding):
         return None
     return encoding
@@ -100,18 +100,18 @@ def _is_utf8(sample: bytes, complete: bool) -> bool:
     return True
 
 
-def _guess_legacy(sample: bytes) -> Encoding | None:
+def guess_legacy_encoding(sample: bytes) -> Encoding | None:
+    """The most plausible non-UTF-8 encoding of some bytes (files and web pages alike), or None."""
     from charset_normalizer import from_bytes
 
     matches = from_bytes(sample)
     best = matches.best()
     if best is None:
         return None
-    # Nearly as orderly as the best, then the most like a real language, then the most common encoding.
+    # Among the encodings that decode nearly as cleanly as the best, the most common one wins: the scores
+    # of code pages for the same script differ by noise (clean French cp1252 text scores best as cp775).
     plausible = [match for match in matches if match.chaos <= best.chaos + 0.1]
-    top_coherence = max(match.coherence for match in plausible)
-    tied = [match for match in plausible if match.coherence >= top_coherence - 0.01]
-    candidates = {name for match in tied for name in match.could_be_from_charset}
+    candidates = {name for match in plausible for name in match.could_be_from_charset}
     chosen = next((name for name in _PREFERRED_LEGACY if name in candidates), best.encoding)
     return Encoding(codecs.lookup(chosen).name)
 
@@ -141,7 +141,7 @@ def decode_file(path: Path, data: bytes) -> tuple[str, Encoding]:
 
 def _decode_judging_everything(path: Path, data: bytes, sampled: Encoding) -> tuple[str, Encoding]:
     """The sample looked like one encoding and a later part disagrees: guess again from all of the file."""
-    retry = None if sampled.bom else _guess_legacy(data)
+    retry = None if sampled.bom else guess_legacy_encoding(data)
     if retry is not None:
         with suppress(UnicodeDecodeError):
             return retry.decode(data), retry

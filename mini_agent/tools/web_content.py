@@ -58,15 +58,11 @@ def decode(body: bytes, declared: str | None, *, html: bool) -> str:
         return body.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    from charset_normalizer import from_bytes
+    from mini_agent.tools._textfile import guess_legacy_encoding
 
-    matches = list(from_bytes(body))
-    if not matches:
-        return body.decode("cp1252", errors="replace")  # the web's usual legacy encoding shows most letters
-    # Least chaos wins; Western text often scores the same in several code pages, and then cp1252 (by far
-    # the most common on the web) is the one to pick over cp1250 or mac_latin2.
-    best = min(matches, key=lambda match: (round(match.chaos, 3), match.encoding != "cp1252", -match.coherence))
-    return body.decode(best.encoding, errors="replace")
+    guessed = guess_legacy_encoding(body)
+    # Without a guess, cp1252 (the web's usual legacy encoding) still shows most letters.
+    return body.decode(guessed.codec if guessed else "cp1252", errors="replace")
 
 
 def snippet(head: bytes, content_type: str, charset: str | None, limit: int = 300) -> str:
