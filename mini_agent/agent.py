@@ -151,11 +151,13 @@ class Agent:
         """Validate and authorise a call; a refusal or a malformed call is settled here as an error result."""
         tool = self.registry.get(call["name"])
         if tool is None:
-            return self._settle(call, self.registry.unknown(call["name"]))
+            self._settle(call, self.registry.unknown(call["name"]))
+            return None
         try:
             arguments = tool.validate(call.get("input"))
         except ToolError as exc:
-            return self._settle(call, ToolResult(str(exc), is_error=True))
+            self._settle(call, ToolResult(str(exc), is_error=True))
+            return None
         verdict = check(tool, arguments, self.settings.permission_mode)
         if isinstance(verdict, Ask):
             preview = change_preview(tool.name, arguments, self.ctx.cwd)
@@ -172,7 +174,6 @@ class Agent:
         self._results[call["id"]] = result
         self.emit(ToolStarted(call["id"], call["name"], call.get("input")))
         self.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
-        return None
 
     def _execute(self, tool: Tool, arguments: dict) -> ToolResult:
         """Run a tool; the session's own credentials are masked in what it returns (`env`, a config dump)."""

@@ -254,3 +254,9 @@ def test_the_key_is_masked_in_tool_output(run_cli, api):
     assert "ANTHROPIC_API_KEY=****" in sent
     assert TEST_KEY not in done.stdout.decode() + done.stderr.decode()
     assert all(TEST_KEY not in json.dumps(r.body) for r in api.requests)
+
+
+def test_an_empty_piped_prompt_is_a_usage_error(run_cli, api):
+    done = run_cli([], api, input="  \n")
+    assert done.returncode == 2 and "No prompt" in done.stderr.decode()
+    assert api.message_requests == []

@@ -23,23 +23,20 @@ def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitSt
 
     provider = AnthropicProvider(settings)
     provider.warm_up()  # the SDK import overlaps everything below
+    if prompt is None and not interactive and stdin is None:
+        raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
+    piped, more = "", False
+    if stdin is not None and not stdin.isatty() and (prompt is None or _has_input(stdin)):
+        piped, more = read_limited(stdin.buffer, settings.stdin_limit)
+        if more:
+            print(f"mini-agent: piped input cut to its first {settings.stdin_limit} characters.", file=sys.stderr)
     attachment: Attachment | None = None
     if prompt is None and not interactive:
-        if stdin is None:
-            raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
-        prompt, more = read_limited(stdin.buffer, settings.stdin_limit)
-        if more:
-            print(f"mini-agent: the piped prompt was cut to {settings.stdin_limit} characters.", file=sys.stderr)
-        if not prompt.strip():
-            raise ConfigError("No prompt: stdin was empty. Pass one with -p or pipe some text.")
-    elif prompt is not None and stdin is not None and not stdin.isatty() and _has_input(stdin):
-        text, more = read_limited(stdin.buffer, settings.stdin_limit)
-        if text.strip():
-            attachment = stdin_attachment(text, more, settings.stdin_limit)
-            if more:
-                print(f"mini-agent: piped input cut to its first {settings.stdin_limit} characters.", file=sys.stderr)
+        prompt = piped  # without -p, the piped text is the task itself
+    elif piped.strip():
+        attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
-        raise ConfigError("The prompt is empty.")
+        raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
 
     from mini_agent.agent import Agent
     from mini_agent.prompt import static_prompt
@@ -67,7 +64,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitSt
 
     can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
     blocks = [attachment.block] if attachment else []
-    return run_once(build, settings, provider, prompt, blocks, output_format, can_ask, started)
+    return run_once(build, settings, prompt, blocks, output_format, can_ask, started)
 
 
 def _has_input(stdin) -> bool:

@@ -19,7 +19,6 @@ from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRend
 def run_once(
     build: Callable[..., Agent],
     settings: Settings,
-    provider,
     prompt: str,
     attachments: list[dict],
     output_format: str,
@@ -57,7 +56,7 @@ def run_once(
         status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
     except MiniAgentError as exc:
         status, error = exc.exit_status, redact(str(exc), settings.secrets)
-    record = result_record(agent, result, error, status, steps, time.monotonic() - started, provider)
+    record = result_record(agent, result, error, status, steps, time.monotonic() - started)
     try:
         if output_format == "text":
             if result is not None and result.text:
@@ -91,7 +90,6 @@ def result_record(
     status: ExitStatus,
     steps: int,
     duration: float,
-    provider,
 ) -> dict:
     """The `json` output object, also the last line of `stream-json`; the schema is documented in README.md."""
     usage = agent.session.usage
@@ -108,5 +106,5 @@ def result_record(
         "model": agent.settings.model,
         "usage": usage.to_dict(),
         "context_tokens": agent.session.last_usage.context_tokens if agent.session.last_usage else 0,
-        "context_window": provider.context_window() or agent.settings.context_window,
+        "context_window": agent.provider.context_window() or agent.settings.context_window,
     }

@@ -78,8 +78,10 @@ class QuietRenderer:
         self.err = err
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, (Notice, ReplyDiscarded)):
-            print(f"! {getattr(event, 'text', None) or getattr(event, 'reason', '')}", file=self.err, flush=True)
+        if isinstance(event, Notice):
+            print(f"! {event.text}", file=self.err, flush=True)
+        elif isinstance(event, ReplyDiscarded):
+            print(f"! {event.reason} Retrying in {event.delay:.1f}s.", file=self.err, flush=True)
 
 
 class StreamJsonRenderer:
