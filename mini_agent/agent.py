@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from mini_agent.errors import StepLimitReached, TurnAborted, redact
+from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted, redact
 from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
 from mini_agent.permissions import Allow, Ask, Decision, Deny, check
@@ -19,7 +22,12 @@ from mini_agent.settings import Settings
 from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
 from mini_agent.usage import Usage
 
+if TYPE_CHECKING:
+    from mini_agent.injection import TurnTrace
+    from mini_agent.keeper import ContextKeeper
+
 DEGRADED_AFTER = 3
+RECENT_CALLS = 8
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,8 @@ class TurnResult:
     steps: int
     usage: Usage
     is_error: bool = False
+    trace: TurnTrace | None = None
+    """What the agent added beside the user's words this turn, and why."""
 
 
 class Agent:
@@ -56,23 +66,36 @@ class Agent:
         static_prompt: str,
         emit: Emit,
         confirm: Confirm,
+        keeper: Callable[[Agent], ContextKeeper] | None = None,
     ) -> None:
+        """`keeper` builds the context keeper for this agent; by default one without context sources."""
         self.provider, self.registry, self.settings = provider, registry, settings
         self.session, self.ctx, self.static_prompt = session, ctx, static_prompt
         self.emit, self.confirm = emit, confirm
         self._system: tuple[dict, list[dict]] | None = None
+        self._overhead: tuple[list[dict], int] | None = None
         self._network_failures: dict[str, int] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._results: dict[str, ToolResult] = {}
+        self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
+        if keeper is None:
+            from mini_agent.keeper import minimal_keeper as keeper
+        self.keeper = keeper(self)
 
-    def run_turn(self, text: str, attachments: list[dict] | tuple = ()) -> TurnResult:
-        """One user turn, at most max_steps model requests; Ctrl-C becomes TurnAborted with the transcript valid."""
-        self.session.begin_turn(text, attachments)
+    def run_turn(self, text: str, stdin: str | None = None) -> TurnResult:
+        """One user turn, at most max_steps model requests; Ctrl-C becomes TurnAborted with the transcript valid.
+
+        `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block.
+        """
         self.ctx.request = text
         usage = Usage()
         try:
+            trace = self.keeper.open_turn(
+                self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit
+            )
             for step in range(1, self.settings.max_steps + 1):
-                reply = self.provider.complete(self.request(), self.emit)
+                self.keeper.before_request(self.session, self.emit)
+                reply = self._complete()
                 usage = usage + reply.usage
                 self._record(reply, step)
                 calls = tool_uses(reply.message)
@@ -81,7 +104,7 @@ class Agent:
                 if reply.stop_reason == "tool_use" and calls:
                     self.session.append({"role": "user", "content": self._run_tools(calls)})
                     continue
-                return self._finish(reply, calls, step, usage)
+                return replace(self._finish(reply, calls, step, usage), trace=trace)
             raise StepLimitReached(self.settings.max_steps)
         except KeyboardInterrupt:
             self._settle_dangling_calls("Not run: the user interrupted the turn.")
@@ -97,6 +120,27 @@ class Agent:
             max_tokens=self.settings.max_tokens,
         )
 
+    def _complete(self) -> Reply:
+        """One model request; "prompt is too long" compacts the conversation and tries once more."""
+        try:
+            return self.provider.complete(self.request(), self.emit)
+        except ContextOverflow:
+            if not self.keeper.overflowed(self.session, self.emit):
+                raise
+            return self.provider.complete(self.request(), self.emit)
+
+    def window(self) -> int:
+        return self.provider.context_window() or self.settings.context_window
+
+    def overhead(self) -> int:
+        """Tokens of system prompt and tools, counted once per system-prompt change."""
+        from mini_agent.keeper import overhead_tokens
+
+        system = self._system_blocks()
+        if self._overhead is None or self._overhead[0] is not system:
+            self._overhead = (system, overhead_tokens(system, self.registry.schemas()))
+        return self._overhead[1]
+
     def _system_blocks(self) -> list[dict]:
         hints = self.session.hints
         if self._system is None or self._system[0] != hints:
@@ -107,6 +151,7 @@ class Agent:
         self.session.record_usage(reply.usage)
         if reply.message["content"]:
             self.session.append(reply.message)
+        self.keeper.after_reply(reply.usage, self.session)
         self.emit(AssistantMessage(reply.message, reply.stop_reason, reply.usage, step))
 
     def _finish(self, reply: Reply, calls: list[dict], step: int, usage: Usage) -> TurnResult:
@@ -186,7 +231,7 @@ class Agent:
         started = time.monotonic()
         result = self._execute(tool, arguments)
         self._results[call["id"]] = result
-        self._track_health(tool.name, result)
+        self._after_tool(tool, arguments, result)
         self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
 
     def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
@@ -203,8 +248,13 @@ class Agent:
         for (call, tool, arguments), future in zip(batch, futures, strict=True):
             result = future.result()
             self._results[call["id"]] = result
-            self._track_health(tool.name, result)
+            self._after_tool(tool, arguments, result)
             self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+
+    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
+        self._track_health(tool.name, result)
+        self._calls.append(_one_line(tool.name, arguments, result))
+        self.keeper.engine.tool_ran(tool.risk)
 
     def _track_health(self, name: str, result: ToolResult) -> None:
         """Three network failures in a row mark a tool degraded in segment 3; any other outcome clears it."""
@@ -240,3 +290,12 @@ class Agent:
             for c in calls
         ]
         self.session.append({"role": "user", "content": blocks})
+
+
+def _one_line(name: str, arguments: dict, result: ToolResult) -> str:
+    """A tool call as one line for the recent-activity block: what ran and how it went."""
+    shown = json.dumps(arguments, ensure_ascii=False)
+    if len(shown) > 120:
+        shown = shown[:117] + "..."
+    outcome = "error: " + result.content.splitlines()[0][:80] if result.is_error and result.content else "ok"
+    return f"{name} {shown} -> {outcome}"

@@ -1,4 +1,4 @@
-"""Piped input attached to the prompt as a tagged block beside the user's own words."""
+"""Piped input attached to the prompt: the text of the `stdin` context block (P0) beside the user's words."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from mini_agent.prompt import system_hint
 
 @dataclass(frozen=True)
 class Attachment:
-    block: dict
-    """The content block sent beside the prompt."""
+    text: str
+    """The block's text: the input XML-escaped, and a hint when it was cut."""
     chars: int
     truncated: bool
 
@@ -26,7 +26,7 @@ def read_limited(stream: BinaryIO, limit_chars: int) -> tuple[str, bool]:
 
 
 def stdin_attachment(text: str, truncated: bool, limit_chars: int) -> Attachment:
-    body = f'<attachment source="stdin">\n{escape(text)}\n</attachment>'
+    body = escape(text)
     if truncated:
         body += "\n" + system_hint(
             "truncated",
@@ -34,4 +34,4 @@ def stdin_attachment(text: str, truncated: bool, limit_chars: int) -> Attachment
             "Ask the user for the rest or for a file path if it matters.",
             shown=f"1-{limit_chars}",
         )
-    return Attachment({"type": "text", "text": body}, len(text), truncated)
+    return Attachment(body, len(text), truncated)

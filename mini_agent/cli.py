@@ -55,6 +55,17 @@ def run(
     max_retries: int | None = typer.Option(
         None, "--max-retries", help="Retries per request on 429/5xx/529/cuts [default: 4]."
     ),
+    trace: bool = typer.Option(
+        False, "--trace", help="Show what context the agent added to each turn, and what it skipped or dropped."
+    ),
+    compact_threshold: float | None = typer.Option(
+        None,
+        "--compact-threshold",
+        help="Compact at this share of the context window; 0 turns it off [default: 0.8].",
+    ),
+    compact_focus: str | None = typer.Option(
+        None, "--compact-focus", help="What every compaction in this run should keep in focus."
+    ),
     show_prompt: bool = typer.Option(
         False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."
     ),
@@ -79,6 +90,9 @@ def run(
             max_steps=max_steps,
             max_tokens=max_tokens,
             max_retries=max_retries,
+            trace=trace or None,
+            compact_threshold=compact_threshold,
+            compact_focus=compact_focus,
         )
         if show_prompt:
             from mini_agent.ui.show_prompt import print_prompt

@@ -35,6 +35,10 @@ class ProviderError(MiniAgentError):
     """The model endpoint failed in a way retrying did not fix; the message names the endpoint."""
 
 
+class ContextOverflow(ProviderError):
+    """The endpoint said the prompt is longer than the model's context window."""
+
+
 class StepLimitReached(MiniAgentError):
     """The turn used every step it was allowed."""
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mini_agent.compaction import Report
+    from mini_agent.injection import TurnTrace
     from mini_agent.tools.base import ToolResult
     from mini_agent.usage import Usage
 
@@ -71,5 +73,29 @@ class Notice:
     text: str
 
 
-Event = TextDelta | ReplyDiscarded | AssistantMessage | ToolStarted | ToolFinished | HintChanged | Notice
+@dataclass(frozen=True)
+class ContextInjected:
+    """The context blocks of a turn were gathered and placed: the trace of what was added and why."""
+
+    trace: TurnTrace
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The conversation was compacted (or a compaction was attempted: see report.error)."""
+
+    report: Report
+
+
+Event = (
+    TextDelta
+    | ReplyDiscarded
+    | AssistantMessage
+    | ToolStarted
+    | ToolFinished
+    | HintChanged
+    | Notice
+    | ContextInjected
+    | Compacted
+)
 Emit = Callable[[Event], None]

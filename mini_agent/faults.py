@@ -19,14 +19,15 @@ class Fault:
     """A failed attempt, classified."""
 
     kind: str
-    """rate_limited, overloaded, server_error, connection, timeout, stream_cut, stream_error, malformed, fatal"""
+    """rate_limited, overloaded, server_error, connection, timeout, stream_cut, stream_error, malformed,
+    context_overflow, fatal"""
     message: str
     """One line for the human, without the key."""
     retry_after: float | None = None
 
     @property
     def retryable(self) -> bool:
-        return self.kind != "fatal"
+        return self.kind not in ("fatal", "context_overflow")
 
 
 class StreamCut(Exception):
@@ -77,6 +78,8 @@ def _status_fault(exc, endpoint: str, model: str) -> Fault:
         return Fault("overloaded", f"{endpoint} is overloaded (529): {detail}", _retry_after(exc))
     if status >= 500:
         return Fault("server_error", f"{endpoint} failed with HTTP {status}: {detail}", _retry_after(exc))
+    if status in (400, 413) and _is_overflow(detail):
+        return Fault("context_overflow", f"The conversation is too long for {model} at {endpoint} ({detail}).")
     if status == 401:
         return Fault("fatal", f"{endpoint} rejected the API key (401: {detail}). Check ANTHROPIC_API_KEY.")
     if status == 403:
@@ -86,6 +89,21 @@ def _status_fault(exc, endpoint: str, model: str) -> Fault:
     if status == 413:
         return Fault("fatal", f"The request is too large for {endpoint} (413: {detail}).")
     return Fault("fatal", f"{endpoint} rejected the request (HTTP {status}: {detail}).")
+
+
+OVERFLOW_PHRASES = (
+    "prompt is too long",  # Anthropic
+    "context length",  # OpenAI-style gateways, vLLM ("maximum context length")
+    "context_length_exceeded",
+    "context window",
+    "too many tokens",
+    "input is too long",
+)
+
+
+def _is_overflow(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(phrase in lowered for phrase in OVERFLOW_PHRASES)
 
 
 def _api_message(exc) -> str:

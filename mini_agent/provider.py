@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mini_agent.errors import ProviderError, redact
+from mini_agent.errors import ContextOverflow, ProviderError, redact
 from mini_agent.events import Emit, ReplyDiscarded, TextDelta
 from mini_agent.faults import StreamCut, backoff, classify
 from mini_agent.settings import Settings
@@ -36,13 +36,10 @@ class Request:
     max_tokens: int
 
     def body(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "system": self.system,
-            "messages": self.messages,
-            "tools": self.tools,
-        }
+        body = {"model": self.model, "max_tokens": self.max_tokens, "system": self.system, "messages": self.messages}
+        if self.tools:
+            body["tools"] = self.tools
+        return body
 
 
 @dataclass(frozen=True)
@@ -127,6 +124,8 @@ class AnthropicProvider:
                 fault = classify(exc, self.settings.base_url, self.settings.model)
                 if fault.kind == "stream_error":
                     streaming = False  # an error event mid-stream: ask again without streaming
+                if fault.kind == "context_overflow":
+                    raise ContextOverflow(redact(fault.message, self.settings.secrets)) from None
                 if not fault.retryable or attempt >= self.settings.max_retries:
                     tries = f" (gave up after {attempt + 1} attempts)" if fault.retryable else ""
                     raise ProviderError(redact(fault.message + tries, self.settings.secrets)) from None

@@ -46,6 +46,23 @@ class Settings:
     """Working directory of the session; bash may move it."""
     stdin_limit: int = 100_000
     """Characters of piped input attached to the prompt; the rest is cut with a notice."""
+    user_dir: Path = field(default_factory=lambda: default_user_dir(os.environ))
+    """User-level files: AGENTS.md (global instructions) and memory.md (MINI_AGENT_HOME, else
+    $XDG_CONFIG_HOME/mini-agent or ~/.config/mini-agent)."""
+    context_budget: float = 0.10
+    """Share of the context window that injected context blocks may use (MINI_AGENT_CONTEXT_BUDGET)."""
+    context_timeout: float = 0.5
+    """Seconds each context source and enricher may take before it is skipped."""
+    compact_threshold: float = 0.8
+    """Compact when the conversation passes this share of the window; 0 turns automatic compaction off
+    (--compact-threshold, MINI_AGENT_COMPACT_THRESHOLD)."""
+    compact_model: str | None = None
+    """Model that writes compaction summaries, e.g. a cheaper one; the session's model when unset
+    (MINI_AGENT_COMPACT_MODEL)."""
+    compact_focus: str | None = None
+    """What every compaction of this run should keep in focus (--compact-focus)."""
+    trace: bool = False
+    """Show, per turn, what each context source and enricher added or why not (--trace)."""
 
     @property
     def secrets(self) -> list[str]:
@@ -60,6 +77,13 @@ class Settings:
             )
 
 
+def default_user_dir(env: Mapping[str, str]) -> Path:
+    if env.get("MINI_AGENT_HOME"):
+        return Path(env["MINI_AGENT_HOME"]).expanduser()
+    config = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(config) / "mini-agent"
+
+
 def from_environment(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
     """Settings from the environment, then explicit overrides (flags) where given (not None)."""
     env = os.environ if env is None else env
@@ -68,12 +92,16 @@ def from_environment(env: Mapping[str, str] | None = None, **overrides: object) 
         "base_url": env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
         "api_key": env.get("ANTHROPIC_API_KEY") or None,
         "auth_token": env.get("ANTHROPIC_AUTH_TOKEN") or None,
+        "user_dir": default_user_dir(env),
+        "compact_model": env.get("MINI_AGENT_COMPACT_MODEL") or None,
     }
     numeric = {
         "max_retries": ("MINI_AGENT_MAX_RETRIES", int),
         "retry_base_delay": ("MINI_AGENT_RETRY_BASE_DELAY", float),
         "request_timeout": ("MINI_AGENT_TIMEOUT", float),
         "context_window": ("MINI_AGENT_CONTEXT_WINDOW", int),
+        "context_budget": ("MINI_AGENT_CONTEXT_BUDGET", float),
+        "compact_threshold": ("MINI_AGENT_COMPACT_THRESHOLD", float),
     }
     for name, (variable, kind) in numeric.items():
         if env.get(variable):
@@ -95,6 +123,9 @@ def _check(settings: Settings) -> None:
     for name in ("max_steps", "max_tokens"):
         if getattr(settings, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")
+    for name in ("context_budget", "compact_threshold"):
+        if not 0 <= getattr(settings, name) <= 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be a share of the window between 0 and 1.")
     if settings.max_retries < 0:
         raise ConfigError("--max-retries cannot be negative.")
     if not settings.base_url.startswith(("http://", "https://")):

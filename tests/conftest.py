@@ -67,6 +67,7 @@ def settings_for(tmp_path):
             max_retries=2,
             request_timeout=10.0,
             cwd=tmp_path,
+            user_dir=tmp_path / "mini-agent-home",
         )
         values.update(overrides)
         return Settings(**values)
@@ -93,6 +94,7 @@ def run_cli(tmp_path):
                 "MINI_AGENT_RETRY_BASE_DELAY": "0.01",
                 "MINI_AGENT_MAX_RETRIES": "2",
                 "NO_COLOR": "1",
+                "MINI_AGENT_HOME": str(tmp_path / "mini-agent-home"),
             }
         )
         if api is not None:

@@ -7,7 +7,7 @@ import json
 import threading
 
 import pytest
-from fake_api import answer, text, thinking, tool_use
+from fake_api import answer, thinking, tool_use
 
 from mini_agent.agent import Agent, ApprovalRequest
 from mini_agent.errors import StepLimitReached, TurnAborted
@@ -304,10 +304,11 @@ def test_every_tool_sees_the_users_original_request(api, settings_for):
     assert calls == [("store", ("k", "v", request))]
 
 
-def test_attachments_travel_beside_the_users_words(api, settings_for):
+def test_piped_input_travels_beside_the_users_words_as_a_p0_block(api, settings_for):
     api.script(answer("Reviewed."))
     agent, _ = make_agent(api, settings_for)
-    agent.run_turn("review this", [text('<attachment source="stdin">\ndiff\n</attachment>')])
+    agent.run_turn("review this", stdin="-a = 1\n+a = 2")
     first = api.message_requests[0]["messages"][0]["content"]
     assert first[0] == {"type": "text", "text": "review this"}
-    assert first[1]["text"].startswith('<attachment source="stdin">')
+    assert first[1]["text"] == '<context name="stdin" priority="P0">\n-a = 1\n+a = 2\n</context>'
+    assert agent.session.messages[0]["content"][0] == {"type": "text", "text": "review this"}

@@ -78,7 +78,7 @@ def test_piped_input_with_a_prompt_is_an_attachment_beside_it(run_cli, api):
     assert done.returncode == 0
     prompt, attached = api.message_requests[0]["messages"][0]["content"][:2]
     assert prompt == {"type": "text", "text": "review this"}
-    assert attached["text"].startswith('<attachment source="stdin">')
+    assert attached["text"].startswith('<context name="stdin" priority="P0">')
     assert "+a = 2 if b &lt; c else 3" in attached["text"]
 
 
@@ -124,6 +124,7 @@ def test_stream_json_prints_a_line_per_step(run_cli, api):
     lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert [line["type"] for line in lines] == [
         "system",
+        "trace",
         "assistant",
         "tool_call",
         "tool_result",
@@ -131,6 +132,8 @@ def test_stream_json_prints_a_line_per_step(run_cli, api):
         "result",
     ]
     assert lines[0]["tools"] == ["read_file", "write_file", "edit_file", "bash", "web_fetch"]
+    assert lines[1]["original"] == "go" and {b["name"] for b in lines[1]["blocks"]} >= {"environment"}
+    del lines[1]
     assert lines[2] == {
         "type": "tool_call",
         "id": "b1",

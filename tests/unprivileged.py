@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,12 @@ def shared_dir() -> Iterator[Path]:
 
 def as_unprivileged(action: Callable[[], ToolResult]) -> ToolResult:
     """Run `action` where file permissions apply: in a child process as `nobody` when we are root."""
+    content, is_error = run_as_nobody(lambda: (lambda result: [result.content, result.is_error])(action()))
+    return ToolResult(content, is_error)
+
+
+def run_as_nobody(action: Callable[[], Any]) -> Any:
+    """`action()` (returning JSON-able data) in a child process as `nobody` when we are root, else here."""
     if os.geteuid() != 0:
         return action()
     read_end, write_end = os.pipe()
@@ -36,18 +43,17 @@ def as_unprivileged(action: Callable[[], ToolResult]) -> ToolResult:
             os.close(read_end)
             os.setgid(NOBODY)
             os.setuid(NOBODY)
-            result = action()
-            payload = [result.content, result.is_error]
+            payload = [action(), None]
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the test
-            payload = [f"child failed: {exc!r}", None]
+            payload = [None, repr(exc)]
         with os.fdopen(write_end, "w") as stream:
             stream.write(json.dumps(payload))
         os._exit(0)
     os.close(write_end)
     with os.fdopen(read_end) as stream:
-        content, is_error = json.loads(stream.read())
+        result, error = json.loads(stream.read())
     os.waitpid(pid, 0)
-    if is_error is None and "Operation not permitted" in content:
+    if error is not None and "Operation not permitted" in error:
         pytest.skip("running as root without permission to switch users")
-    assert is_error is not None, content
-    return ToolResult(content, is_error)
+    assert error is None, f"child failed: {error}"
+    return result

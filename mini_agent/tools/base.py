@@ -59,7 +59,13 @@ class ToolContext:
     def remember(self, path: Path) -> None:
         """Record that the agent has seen this file as it is on disk now (after a read or its own write)."""
         with self.lock:
+            self.read_files.pop(path, None)  # re-inserted last: the dict's order is recency
             self.read_files[path] = FileStamp.of(path)
+
+    def recent_files(self, limit: int = 10) -> tuple[Path, ...]:
+        """Files the agent read or changed, most recent first."""
+        with self.lock:
+            return tuple(reversed(self.read_files))[:limit]
 
     def require_fresh(self, path: Path) -> None:
         """Refuse to change a file the agent has not read, or that changed on disk since it did."""

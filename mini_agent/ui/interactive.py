@@ -1,4 +1,7 @@
-"""A plain interactive loop: one turn per line, streamed answers, Ctrl-C aborts a turn, Ctrl-D exits."""
+"""A plain interactive loop: one turn per line, streamed answers, Ctrl-C aborts a turn, Ctrl-D exits.
+
+Slash commands: `/compact [focus]` compacts the conversation now; `/trace` toggles trace mode.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,17 @@ from collections.abc import Callable
 
 from mini_agent.agent import Agent
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted, redact
-from mini_agent.events import AssistantMessage, Event, Notice, ReplyDiscarded, TextDelta, ToolFinished, ToolStarted
+from mini_agent.events import (
+    AssistantMessage,
+    Compacted,
+    ContextInjected,
+    Event,
+    Notice,
+    ReplyDiscarded,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal
 from mini_agent.ui.render import describe_call, first_line
@@ -16,9 +29,10 @@ from mini_agent.ui.render import describe_call, first_line
 class TerminalRenderer:
     """Streams the model's words as they come, one line per tool call."""
 
-    def __init__(self, console) -> None:
+    def __init__(self, console, trace: bool = False) -> None:
         self.console = console
         self.mid_line = False
+        self.trace = trace
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
@@ -42,6 +56,15 @@ class TerminalRenderer:
             self.console.print(f"[yellow]! {_escape(event.reason)} Retrying in {event.delay:.1f}s.[/]", highlight=False)
         elif isinstance(event, Notice):
             self.console.print(f"[yellow]! {_escape(event.text)}[/]", highlight=False)
+        elif isinstance(event, Compacted):
+            from mini_agent.ui.trace import format_compaction
+
+            self.console.print(f"[yellow]! {_escape(format_compaction(event.report))}[/]", highlight=False)
+        elif isinstance(event, ContextInjected) and self.trace:
+            from mini_agent.ui.trace import format_trace
+
+            for line in format_trace(event.trace):
+                self.console.print(f"[dim]{_escape(line)}[/]", highlight=False)
 
 
 def _escape(text: str) -> str:
@@ -55,7 +78,8 @@ def run_interactive(build: Callable[..., Agent], settings: Settings) -> ExitStat
     from rich.console import Console
 
     console = Console(highlight=False)
-    agent = build(TerminalRenderer(console), ask_on_terminal(sys.stderr))
+    renderer = TerminalRenderer(console, settings.trace)
+    agent = build(renderer, ask_on_terminal(sys.stderr))
     prompt_session: PromptSession = PromptSession()
     console.print(f"[bold]mini-agent[/] · {settings.model} · mode {settings.permission_mode} · Ctrl-D to exit")
     while True:
@@ -67,9 +91,17 @@ def run_interactive(build: Callable[..., Agent], settings: Settings) -> ExitStat
             return ExitStatus.SUCCESS
         if not line.strip():
             continue
+        command = line.strip().split(maxsplit=1)
+        if command[0] == "/trace":
+            renderer.trace = not renderer.trace
+            console.print(f"[dim]trace {'on' if renderer.trace else 'off'}[/]")
+            continue
         try:
-            agent.run_turn(line)
-        except TurnAborted:
+            if command[0] == "/compact":
+                agent.keeper.compact_now(agent.session, agent.emit, command[1] if len(command) > 1 else None)
+            else:
+                agent.run_turn(line)
+        except (TurnAborted, KeyboardInterrupt):
             console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
             console.print(f"[red]mini-agent: {_escape(redact(str(exc), settings.secrets))}[/]")

@@ -54,6 +54,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitSt
             static_prompt(),
             emit,
             confirm,
+            keeper=context_keeper,
         )
 
     if interactive:
@@ -63,8 +64,25 @@ def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitSt
     from mini_agent.ui.oneshot import run_once
 
     can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
-    blocks = [attachment.block] if attachment else []
-    return run_once(build, settings, prompt, blocks, output_format, can_ask, started)
+    stdin_text = attachment.text if attachment else None
+    return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started)
+
+
+def context_keeper(agent):
+    """The full context machinery: every source and enricher, compaction with the configured model."""
+    from mini_agent.compaction import Compactor
+    from mini_agent.enrich import default_enrichers
+    from mini_agent.gather import Gatherer
+    from mini_agent.injection import ContextEngine
+    from mini_agent.keeper import ContextKeeper
+    from mini_agent.sources import default_sources
+
+    settings = agent.settings
+    gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
+    compactor = Compactor(agent.provider, settings.compact_model or settings.model, settings.compact_focus)
+    return ContextKeeper(
+        ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.window, agent.overhead
+    )
 
 
 def _has_input(stdin) -> bool:

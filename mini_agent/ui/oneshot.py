@@ -20,14 +20,14 @@ def run_once(
     build: Callable[..., Agent],
     settings: Settings,
     prompt: str,
-    attachments: list[dict],
+    stdin: str | None,
     output_format: str,
     can_ask: bool,
     started: float,
 ) -> ExitStatus:
     out, err = sys.stdout, sys.stderr
     stream = StreamJsonRenderer(out) if output_format == "stream-json" else None
-    render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err))
+    render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
     steps = 0
 
     def emit(event: Event) -> None:
@@ -52,7 +52,7 @@ def run_once(
     result: TurnResult | None = None
     error: str | None = None
     try:
-        result = agent.run_turn(prompt, attachments)
+        result = agent.run_turn(prompt, stdin)
         status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
     except MiniAgentError as exc:
         status, error = exc.exit_status, redact(str(exc), settings.secrets)
@@ -106,5 +106,7 @@ def result_record(
         "model": agent.settings.model,
         "usage": usage.to_dict(),
         "context_tokens": agent.session.last_usage.context_tokens if agent.session.last_usage else 0,
-        "context_window": agent.provider.context_window() or agent.settings.context_window,
+        "context_window": agent.window(),
+        "compactions": agent.session.compactions,
+        "trace": agent.keeper.trace.to_dict() if agent.keeper.trace else None,
     }

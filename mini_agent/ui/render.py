@@ -11,6 +11,8 @@ from typing import Any, TextIO
 
 from mini_agent.events import (
     AssistantMessage,
+    Compacted,
+    ContextInjected,
     Event,
     HintChanged,
     Notice,
@@ -40,11 +42,21 @@ def first_line(text: str, limit: int = 160) -> str:
 class ProgressRenderer:
     """For `--output-format text`: progress lines on stderr; the final answer is printed by the caller."""
 
-    def __init__(self, err: TextIO) -> None:
-        self.err = err
+    def __init__(self, err: TextIO, trace: bool = False) -> None:
+        self.err, self.trace = err, trace
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, AssistantMessage):
+        if isinstance(event, ContextInjected):
+            if self.trace:
+                from mini_agent.ui.trace import format_trace
+
+                for line in format_trace(event.trace):
+                    self._line(line)
+        elif isinstance(event, Compacted):
+            from mini_agent.ui.trace import format_compaction
+
+            self._line(f"! {format_compaction(event.report)}")
+        elif isinstance(event, AssistantMessage):
             text = text_of(event.message).strip()
             if text and tool_uses(event.message):  # words on the way; the final answer goes to stdout
                 self._line(text)
@@ -126,4 +138,8 @@ def stream_record(event: Event) -> dict | None:
         return {"type": "notice", "text": event.text}
     if isinstance(event, HintChanged):
         return {"type": "hint", "key": event.key, "text": event.text}
+    if isinstance(event, ContextInjected):
+        return {"type": "trace", **event.trace.to_dict()}
+    if isinstance(event, Compacted):
+        return {"type": "compaction", **event.report.to_dict()}
     return None

@@ -1,0 +1,176 @@
+"""Run context sources and enrichers side by side, each bounded by a timeout; cache sources for their TTL.
+
+A source or enricher that fails, times out or has nothing to say is skipped and recorded; none of that is
+ever fatal. Pure, cheap ones (`inline`) run in the caller's thread; the rest run on daemon threads so one that
+hangs past its timeout is abandoned without holding up the turn or the exit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from mini_agent import tokens
+from mini_agent.context import ContextBlock, Enricher, Skip, Source, TurnInput
+
+Status = Literal["applied", "cached", "skipped", "failed", "timeout"]
+DEFAULT_TIMEOUT = 0.5
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one source or enricher did this turn, for the trace."""
+
+    name: str
+    kind: Literal["source", "enricher"]
+    status: Status
+    reason: str = ""
+    ms: float = 0.0
+    blocks: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "status": self.status,
+            "reason": self.reason,
+            "ms": round(self.ms, 2),
+            "blocks": list(self.blocks),
+        }
+
+
+@dataclass
+class _Cached:
+    block: ContextBlock | None
+    reason: str
+    expires: float
+
+
+class Gatherer:
+    def __init__(
+        self,
+        sources: list[Source],
+        enrichers: list[Enricher],
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.sources, self.enrichers, self.timeout, self.clock = sources, enrichers, timeout, clock
+        self._cache: dict[tuple[str, object], _Cached] = {}
+        """Keyed by source and working directory: a `cd` in bash must not serve another directory's blocks."""
+
+    def invalidate(self, risk: str) -> None:
+        """A tool of this risk ran: drop cached values of the sources it can make stale (git after a write)."""
+        for key in [key for key in self._cache if key[0] in self._stale_after(risk)]:
+            del self._cache[key]
+
+    def _stale_after(self, risk: str) -> set[str]:
+        return {source.name for source in self.sources if risk in source.stale_after}
+
+    def gather(self, inp: TurnInput) -> tuple[list[ContextBlock], list[Outcome]]:
+        """Every block this turn could inject, and what each source and enricher did, in declaration order."""
+        jobs: list[tuple[str, str, Callable[[], list[ContextBlock]]]] = []
+        outcomes: dict[str, Outcome] = {}
+        results: dict[str, list[ContextBlock]] = {}
+        now = self.clock()
+        for source in self.sources:
+            cached = self._cache.get((source.name, inp.cwd))
+            if cached is not None and now < cached.expires:
+                blocks = [cached.block] if cached.block else []
+                status: Status = "cached" if cached.block else "skipped"
+                outcomes[source.name] = Outcome(source.name, "source", status, cached.reason or "cached")
+                results[source.name] = blocks
+                continue
+            jobs.append((source.name, "source", _source_job(source, inp)))
+        for enricher in self.enrichers:
+            jobs.append((enricher.name, "enricher", _enricher_job(enricher, inp)))
+
+        inline = {s.name for s in self.sources if s.inline} | {e.name for e in self.enrichers if e.inline}
+        threaded = [_Runner(*job) for job in jobs if job[0] not in inline]
+        for runner in threaded:
+            runner.start()
+        deadline = self.clock() + self.timeout
+        inline_runners = [_Runner(*job) for job in jobs if job[0] in inline]
+        for runner in inline_runners:
+            runner.run()
+        for runner in threaded:
+            runner.join(max(0.0, deadline - self.clock()))
+        for runner in threaded + inline_runners:
+            outcomes[runner.source_name], results[runner.source_name] = runner.outcome(self.timeout)
+        self._remember(outcomes, results, now, inp.cwd)
+        order = [s.name for s in self.sources] + [e.name for e in self.enrichers]
+        blocks = [_measured(block) for name in order for block in results.get(name, [])]
+        return blocks, [outcomes[name] for name in order]
+
+    def _remember(
+        self, outcomes: dict[str, Outcome], results: dict[str, list[ContextBlock]], now: float, cwd: object
+    ) -> None:
+        for source in self.sources:
+            outcome = outcomes[source.name]
+            if outcome.status not in ("applied", "skipped") or source.ttl <= 0:
+                continue  # failures and timeouts are retried next turn
+            block = results[source.name][0] if results[source.name] else None
+            measured = _measured(block) if block else None
+            self._cache[(source.name, cwd)] = _Cached(measured, outcome.reason, now + source.ttl)
+
+
+def _source_job(source: Source, inp: TurnInput) -> Callable[[], list[ContextBlock]]:
+    def run() -> list[ContextBlock]:
+        text = source.produce(inp)
+        if not text:
+            raise Skip("nothing to add")
+        return [ContextBlock(source.name, source.priority, text, ttl=source.ttl)]
+
+    return run
+
+
+def _enricher_job(enricher: Enricher, inp: TurnInput) -> Callable[[], list[ContextBlock]]:
+    def run() -> list[ContextBlock]:
+        blocks = enricher.enrich(inp)
+        if not blocks:
+            raise Skip("nothing found")
+        return list(blocks)
+
+    return run
+
+
+def _measured(block: ContextBlock) -> ContextBlock:
+    if block.tokens:
+        return block
+    from dataclasses import replace
+
+    return replace(block, tokens=tokens.count(block.render()))
+
+
+class _Runner(threading.Thread):
+    """One source or enricher on its own daemon thread; the result is read only if it finished in time."""
+
+    def __init__(self, name: str, kind: str, job: Callable[[], list[ContextBlock]]) -> None:
+        super().__init__(name=f"context:{name}", daemon=True)
+        self.source_name, self.kind, self.job = name, kind, job
+        self.blocks: list[ContextBlock] = []
+        self.error: BaseException | None = None
+        self.elapsed: float | None = None
+
+    def run(self) -> None:
+        started = time.perf_counter()
+        try:
+            self.blocks = self.job()
+        except Exception as exc:  # a bug in a source must not end the turn; it is shown in the trace
+            self.error = exc
+        self.elapsed = time.perf_counter() - started
+
+    def outcome(self, timeout: float) -> tuple[Outcome, list[ContextBlock]]:
+        name, kind = self.source_name, self.kind
+        if self.elapsed is None:
+            return Outcome(name, kind, "timeout", f"no answer within {timeout * 1000:.0f} ms", timeout * 1000), []  # type: ignore[arg-type]
+        ms = self.elapsed * 1000
+        if isinstance(self.error, Skip):
+            return Outcome(name, kind, "skipped", str(self.error), ms), []  # type: ignore[arg-type]
+        if self.error is not None:
+            reason = f"{type(self.error).__name__}: {self.error}"[:300]
+            return Outcome(name, kind, "failed", reason, ms), []  # type: ignore[arg-type]
+        names = tuple(block.name for block in self.blocks)
+        return Outcome(name, kind, "applied", "", ms, names), self.blocks  # type: ignore[arg-type]

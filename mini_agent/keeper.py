@@ -1,0 +1,164 @@
+"""The context keeper: what goes into the conversation each turn, how big it is, and when to compact it.
+
+It opens each turn (gather, fit, inject beside the user's words), measures the conversation before every
+request from the last usage figure plus an estimate of what is new, and compacts when a threshold is passed,
+when the API says the prompt is too long, or when the human asks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mini_agent.compaction import Compactor, Report
+from mini_agent.context import TurnInput
+from mini_agent.events import Compacted, ContextInjected, Emit, Notice
+from mini_agent.injection import ContextEngine, TurnTrace
+from mini_agent.session import Session
+from mini_agent.settings import Settings
+from mini_agent.tokens import TOKENIZER, ConversationSize, count, count_messages
+from mini_agent.usage import Usage
+
+if TYPE_CHECKING:
+    from mini_agent.agent import Agent
+
+MAX_FAILED_COMPACTIONS = 3
+KEEP_SHARE = 0.5
+"""After compaction, aim for this share of the threshold, so the next one is a long way off."""
+
+
+class ContextKeeper:
+    def __init__(
+        self,
+        engine: ContextEngine,
+        compactor: Compactor,
+        settings: Settings,
+        window: Callable[[], int],
+        overhead: Callable[[], int],
+    ) -> None:
+        self.engine, self.compactor, self.settings = engine, compactor, settings
+        self.window, self.overhead = window, overhead
+        self.size = ConversationSize()
+        self.failures = 0
+        self.trace: TurnTrace | None = None
+        TOKENIZER.warm_up()
+
+    # ---- a turn --------------------------------------------------------------------------------------
+
+    def open_turn(
+        self,
+        session: Session,
+        text: str,
+        stdin: str | None,
+        cwd: Path,
+        recent_files: tuple[Path, ...],
+        recent_calls: tuple[str, ...],
+        emit: Emit,
+    ) -> TurnTrace:
+        """Gather and place this turn's context, then record the user's message with the new blocks beside it."""
+        inp = TurnInput(
+            text=text,
+            cwd=cwd,
+            now=datetime.now().astimezone(),
+            user_dir=self.settings.user_dir,
+            recent_files=recent_files,
+            recent_calls=recent_calls,
+            stdin=stdin,
+        )
+        prepared = self.engine.prepare(inp, self.window())
+        self.trace = prepared.trace
+        if prepared.over_budget and session.messages:
+            self._compact(session, "context", emit)
+        session.begin_turn(text, [{"type": "text", "text": block.render()} for block in prepared.send])
+        self.engine.sent(prepared.send)
+        emit(ContextInjected(prepared.trace))
+        return prepared.trace
+
+    def measure(self, session: Session) -> int:
+        return self.size.measure(session.messages, self.overhead())
+
+    def before_request(self, session: Session, emit: Emit) -> None:
+        """Compact when the conversation passed the threshold; cheap: only new messages are estimated."""
+        threshold = self.threshold()
+        if not threshold or self.failures >= MAX_FAILED_COMPACTIONS:
+            return
+        if self.measure(session) > threshold:
+            self._compact(session, "auto", emit)
+
+    def after_reply(self, usage: Usage, session: Session) -> None:
+        self.size.observe(usage, len(session.messages))
+
+    def overflowed(self, session: Session, emit: Emit) -> bool:
+        """The API said the prompt is too long: compact hard. Whether the conversation got any smaller."""
+        report = self._compact(session, "overflow", emit, target=self.measure(session) // 2)
+        return report.after < report.before
+
+    def compact_now(self, session: Session, emit: Emit, focus: str | None = None) -> Report:
+        """Manual compaction (`/compact [focus]`): summarise whatever is older than the latest exchange."""
+        return self._compact(session, "manual", emit, focus=focus)
+
+    def threshold(self) -> int:
+        return int(self.window() * self.settings.compact_threshold)
+
+    # ---- compaction ----------------------------------------------------------------------------------
+
+    def _compact(
+        self, session: Session, trigger: str, emit: Emit, target: int | None = None, focus: str | None = None
+    ) -> Report:
+        threshold = self.threshold() or self.window()
+        goal = int(threshold * KEEP_SHARE)
+        target = min(goal, target) if target is not None else goal
+        # A manual compaction keeps only the latest exchange verbatim; an automatic one keeps what fits in
+        # half the goal, so recent work stays word for word.
+        keep = 0 if trigger == "manual" else goal // 2
+        overhead = self.overhead()
+
+        def measure(messages: list[dict]) -> int:
+            return round((count_messages(messages) + overhead) * self.size.ratio)
+
+        report = self.compactor.compact(
+            session, measure, target, self.engine.p0, trigger, emit, focus=focus, keep_tokens=keep
+        )
+        if report.stages:
+            self.size.reset()
+            self.engine.compacted()
+        failed = trigger != "manual" and (not report.stages or report.after > threshold)
+        if trigger != "manual" or report.stages:
+            self.failures = self.failures + 1 if failed else 0
+        if self.trace is not None:
+            self.trace.compactions.append(report.to_dict())
+        emit(Compacted(report))
+        if failed and self.failures == MAX_FAILED_COMPACTIONS:
+            emit(
+                Notice(
+                    f"Compaction failed {MAX_FAILED_COMPACTIONS} times in a row; automatic compaction is off for "
+                    "the rest of this session. The conversation may hit the context limit: start a new session "
+                    "or compact by hand."
+                )
+            )
+        return report
+
+
+def overhead_tokens(system: list[dict], tools: list[dict]) -> int:
+    """Tokens of the system prompt and tool schemas (counted once per change, not per step)."""
+    return count("\n".join(block["text"] for block in system)) + count(json.dumps(tools))
+
+
+def minimal_keeper(agent: Agent) -> ContextKeeper:
+    """Piped input as the only context source, no enrichers; compaction per the settings (library use, tests)."""
+    from mini_agent.gather import Gatherer
+
+    settings = agent.settings
+    from mini_agent.sources import default_sources
+
+    piped = [source for source in default_sources() if source.name == "stdin"]
+    return ContextKeeper(
+        ContextEngine(Gatherer(piped, []), settings.context_budget),
+        Compactor(agent.provider, settings.compact_model or settings.model, settings.compact_focus),
+        settings,
+        agent.window,
+        agent.overhead,
+    )

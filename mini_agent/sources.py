@@ -1,0 +1,205 @@
+"""The context sources: what the agent tells the model about the project, the machine and the session each turn.
+
+Each source turns a `TurnInput` into the text of one block (see context.py); `default_sources` lists them in
+the order their blocks are sent. Everything here is stdlib and cheap to import.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from mini_agent._git_state import git_state
+from mini_agent.context import P0, P1, P2, Skip, Source, TurnInput
+
+INSTRUCTIONS_CAP = 32 * 1024
+"""Bytes of instruction-file content per turn, all files together (Codex's project_doc_max_bytes)."""
+MEMORY_CAP = 8 * 1024
+RECENT_CALLS_SHOWN = 8
+INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
+"""Per directory, the first that exists is used: CLAUDE.md only stands in for a missing AGENTS.md."""
+USER_INSTRUCTIONS = "AGENTS.md"
+MEMORY_FILE = "memory.md"
+
+
+# -- capped file reading -------------------------------------------------------------------------------------
+
+_SNIFF_BYTES = 8192
+"""At least this much is read even under a tiny cap, so a binary file is still recognised by its NUL bytes."""
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    text: str
+    """The part shown, decoded as UTF-8 (invalid bytes replaced), trailing newlines removed."""
+    shown_bytes: int
+    left_out: int
+    """Bytes of the file not shown because of the cap."""
+    next_line: int
+    """The line where the part not shown starts (1-based), for read_file's offset."""
+    binary: bool = False
+
+
+def read_capped(path: Path, limit: int) -> Excerpt:
+    """The first `limit` bytes of `path` at most, ending on a whole line. Raises OSError when it cannot be read."""
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        head = file.read(max(limit + 1, _SNIFF_BYTES))
+    if b"\0" in head:
+        return Excerpt("", 0, 0, 1, binary=True)
+    shown = head[:limit]
+    if len(head) > limit:
+        # A cut mid-line would hand the model half an instruction; a cut on "\n" also never splits a UTF-8 char.
+        shown = shown[: shown.rfind(b"\n") + 1]
+    left_out = max(size, len(head)) - len(shown)
+    text = shown.decode("utf-8-sig", errors="replace").rstrip("\r\n")
+    return Excerpt(text, len(shown), left_out, shown.count(b"\n") + 1)
+
+
+def cut_note(path: Path, excerpt: Excerpt, cap: int) -> str:
+    """The line that replaces what the cap left out."""
+    return (
+        f"[{excerpt.left_out} more bytes of {path} not shown (over the {cap // 1024} KiB cap); "
+        f'read them with read_file path="{path}" offset={excerpt.next_line}]'
+    )
+
+
+def capped_text(path: Path, limit: int, cap: int) -> tuple[str, int]:
+    """The shown part of `path` with its cut note if any, and the bytes it used; the note alone when unreadable."""
+    try:
+        excerpt = read_capped(path, limit)
+    except OSError as exc:
+        return f"[not shown: cannot read {path}: {exc.strerror or exc}]", 0
+    if excerpt.binary:
+        return f"[not shown: {path} is a binary file (it contains NUL bytes)]", 0
+    parts = [excerpt.text] if excerpt.text else []
+    if excerpt.left_out:
+        parts.append(cut_note(path, excerpt, cap))
+    return "\n".join(parts), excerpt.shown_bytes
+
+
+# -- project instructions ------------------------------------------------------------------------------------
+
+
+def repository_root(cwd: Path) -> Path | None:
+    """The nearest directory from `cwd` upwards holding a `.git` (a directory, or a file in worktrees)."""
+    for directory in (cwd, *cwd.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def instruction_files(cwd: Path, user_dir: Path) -> list[Path]:
+    """The instruction files in the order they are shown: the user's global one, then root down to `cwd`."""
+    cwd = Path(os.path.abspath(cwd))  # lexical, so paths read as the user knows them (no symlink resolution)
+    root = repository_root(cwd) or cwd
+    directories = [cwd, *cwd.parents[: len(cwd.parents) - len(root.parents)]][::-1]
+    found: list[Path] = []
+    user_file = Path(os.path.abspath(user_dir)) / USER_INSTRUCTIONS
+    if user_file.is_file():
+        found.append(user_file)
+    for directory in directories:
+        for name in INSTRUCTION_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                if candidate != user_file:  # a user dir inside the project is shown once, as the user's file
+                    found.append(candidate)
+                break
+    return found
+
+
+def project_instructions(inp: TurnInput) -> str:
+    files = instruction_files(inp.cwd, inp.user_dir)
+    if not files:
+        cwd = Path(os.path.abspath(inp.cwd))
+        root = repository_root(cwd) or cwd
+        raise Skip(f"no AGENTS.md or CLAUDE.md between {root} and {cwd}, none in {inp.user_dir}")
+    user_file = Path(os.path.abspath(inp.user_dir)) / USER_INSTRUCTIONS
+    sections: list[str] = []
+    used = 0
+    for path in files:
+        body, size = capped_text(path, INSTRUCTIONS_CAP - used, INSTRUCTIONS_CAP)
+        used += size
+        if not body.strip():
+            continue  # an empty file says nothing; a header alone would only cost tokens
+        label = " (the user's global instructions, for every project)" if path == user_file else ""
+        sections.append(f"# From {path}{label}\n{body}")
+    if not sections:
+        raise Skip(f"instruction files are empty: {', '.join(map(str, files))}")
+    return (
+        "Instruction files, outermost first; where they disagree, the later, more specific one wins.\n\n"
+        + "\n\n".join(sections)
+    )
+
+
+# -- environment ------------------------------------------------------------------------------------------------
+
+
+def environment(inp: TurnInput) -> str:
+    now = inp.now if inp.now.tzinfo else inp.now.astimezone()
+    return "\n".join(
+        [
+            f"Working directory: {os.path.abspath(inp.cwd)}",
+            f"OS: {platform.system()} {_short_release(platform.release())}".rstrip(),
+            f"User's shell: {os.path.basename(os.environ.get('SHELL', '')) or 'sh'}",
+            f"Date: {now:%A} {now:%Y-%m-%d}",
+            f"Time: {now:%H:%M} {_timezone(now)}",
+        ]
+    )
+
+
+def _short_release(release: str) -> str:
+    """'6.8.0-45-generic' -> '6.8': the kernel's major.minor is what matters, the build tag is noise."""
+    match = re.match(r"\d+(\.\d+)?", release)
+    return match.group(0) if match else release
+
+
+def _timezone(now: datetime) -> str:
+    offset = now.utcoffset()
+    minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+    utc = f"UTC{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    names = [getattr(now.tzinfo, "key", None), now.tzname()]  # key: an IANA name such as Asia/Shanghai
+    shown = [name for name in dict.fromkeys(names) if name and name != utc and name != "UTC"]
+    return f"{', '.join(shown)} ({utc})" if shown else utc
+
+
+# -- user memory, recent activity, stdin ------------------------------------------------------------------------
+
+
+def user_memory(inp: TurnInput) -> str:
+    path = Path(os.path.abspath(inp.user_dir)) / MEMORY_FILE
+    if not path.is_file():
+        raise Skip(f"no memory file at {path}")
+    body, _ = capped_text(path, MEMORY_CAP, MEMORY_CAP)
+    if not body.strip():
+        raise Skip(f"the memory file {path} is empty")
+    return f"The user's notes for you, kept across projects ({path}):\n{body}"
+
+
+def recent_activity(inp: TurnInput) -> str:
+    if not inp.recent_calls:
+        raise Skip("no tool calls yet")
+    lines = [f"- {call}" for call in inp.recent_calls[-RECENT_CALLS_SHOWN:]]
+    return "\n".join(["Recent tool calls (oldest first):", *lines])
+
+
+def stdin(inp: TurnInput) -> str:
+    if not inp.stdin or not inp.stdin.strip():
+        raise Skip("nothing piped on stdin")
+    return inp.stdin
+
+
+def default_sources() -> list[Source]:
+    """In the order their blocks follow the user's text: piped input first, as it belongs to the message."""
+    return [
+        Source("stdin", P0, stdin, ttl=0, inline=True),
+        Source("project_instructions", P0, project_instructions, ttl=30),
+        Source("environment", P1, environment, ttl=0, inline=True),
+        Source("git_state", P1, git_state, ttl=10, stale_after=frozenset({"write", "exec"})),
+        Source("user_memory", P1, user_memory, ttl=60),
+        Source("recent_activity", P2, recent_activity, ttl=0, inline=True),
+    ]
