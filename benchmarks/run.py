@@ -33,6 +33,7 @@ RUNS = {
     "step": (12, 6),
     "read-file": (3, 1),
     "bash": (3, 1),
+    "context": (30, 10),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -49,6 +50,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _steps.step_overhead(runs("step"))
 
+    def context() -> list[Row]:
+        import _context
+
+        return _context.context_rows(runs("context"))
+
     return {
         "version": lambda: _startup.version(runs("version")),
         "help": lambda: _startup.help_(runs("help")),
@@ -57,6 +63,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "step": step,
         "read-file": lambda: _bigio.read_file_late(runs("read-file")),
         "bash": lambda: _bigio.bash_flood(runs("bash")),
+        "context": context,
     }
 
 

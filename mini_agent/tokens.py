@@ -26,7 +26,8 @@ MIN_CALIBRATION_SAMPLE = 200
 class Tokenizer:
     """Counts tokens of text: tiktoken when loaded, characters otherwise."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoding: str = ENCODING) -> None:
+        self.encoding_name = encoding
         self._encoding = None
         self._failed = False
         self._loading: threading.Thread | None = None
@@ -54,7 +55,7 @@ class Tokenizer:
         try:
             import tiktoken
 
-            self._encoding = tiktoken.get_encoding(ENCODING)
+            self._encoding = tiktoken.get_encoding(self.encoding_name)
         except Exception:  # no offline data, a broken install: the character estimate is good enough
             self._failed = True
 

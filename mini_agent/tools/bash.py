@@ -39,8 +39,11 @@ REPLs, `git rebase -i`, prompts): use non-interactive flags such as `-y`, `--yes
 everything it started are killed. Output beyond 30,000 characters is cut in the middle: redirect big outputs
 to a file and read it with read_file, or filter with grep, head or tail. A command started in the background
 with `&` keeps running after the call returns; redirect its output to a file (`cmd > log 2>&1 &`) to read it
-later. Quote paths that contain spaces.
+later. Quote paths that contain spaces. The user's request for this turn, in their own words, is in
+`$MINI_AGENT_REQUEST` for any script or sub-agent you start.
 """
+REQUEST_ENV_LIMIT = 32_768
+"""Characters of the request put in the environment; far below the kernel's per-string limit."""
 
 
 @tool(risk="exec", guidance=GUIDANCE)
@@ -70,7 +73,7 @@ def bash(
     descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
     os.close(descriptor)
     try:
-        finished = _run(command, ctx.cwd, Path(pwd_file), timeout, output)
+        finished = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request)
         new_cwd = _final_directory(Path(pwd_file))
     finally:
         os.unlink(pwd_file)
@@ -80,11 +83,11 @@ def bash(
     return _report(output, finished, timeout, new_cwd if moved else None)
 
 
-def _run(command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedOutput) -> Finished:
+def _run(command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedOutput, request: str) -> Finished:
     # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
     # it writes the shell's final directory on any exit, and leaves the exit status untouched.
     tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
-    env = {**os.environ, **NON_INTERACTIVE_ENV}
+    env = {**os.environ, **NON_INTERACTIVE_ENV, "MINI_AGENT_REQUEST": request[:REQUEST_ENV_LIMIT].replace("\0", "")}
     try:
         return run_captured(["bash", "-c", tracked], cwd, env, timeout, output)
     except FileNotFoundError as exc:

@@ -282,3 +282,9 @@ def test_bounded_output_is_the_decoded_head_and_tail(data, cuts):
     else:
         assert output.head == text[:20] and output.tail == text[-30:]
         assert output.omitted == len(text) - 50
+
+
+def test_commands_see_the_users_request_verbatim_for_scripts_and_sub_agents(tmp_path):
+    ctx = ToolContext(cwd=tmp_path, request='Fix «it» — and don\'t touch "tests/"; $HOME stays')
+    result = ToolRegistry([bash]).call("bash", {"command": 'printf %s "$MINI_AGENT_REQUEST"'}, ctx)
+    assert result.content.startswith('Fix «it» — and don\'t touch "tests/"; $HOME stays')
