@@ -264,7 +264,7 @@ def common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _usage(context: int, output: int = 120) -> dict:
+def _usage(context: int, output: int) -> dict:
     """A usage figure for a prompt of `context` tokens, most of it read from the cache, as a real session reports."""
     fresh = min(context, 400)
     return {
@@ -278,8 +278,9 @@ def _usage(context: int, output: int = 120) -> dict:
 def prefix_share(proj: Project) -> list[Row]:
     """Row 4: how much of each request is a byte-identical copy of the previous one, over a 30-step turn."""
     name, target = f"Unchanged prefix share over a {PREFIX_STEPS}-step session", f"> {PREFIX_TARGET * 100:.0f} %"
-    api = FakeAnthropicAPI().start()
+    api = None
     try:
+        api = FakeAnthropicAPI().start()
         files = ["util.py", "../README.md", "AGENTS.md", "../AGENTS.md", *(str(p) for p in proj.modules[:6])]
         commands = ["ls", "echo checking", "ls ../src", "git status --short"]
         calls = []
@@ -291,9 +292,9 @@ def prefix_share(proj: Project) -> list[Row]:
         size = 2_900  # system prompt, tools and the first message; then ~480 tokens a step, as this session grows
         replies = []
         for call in calls:
-            replies.append(answer("Let me look at that.", call, usage=_usage(size)))
+            replies.append(answer("Let me look at that.", call, usage=_usage(size, 40)))
             size += 480
-        replies.append(answer("None of them needs a change.", usage=_usage(size)))
+        replies.append(answer("None of them needs a change.", usage=_usage(size, 10)))
         api.script(*replies)
         agent = _agent(api, proj, lambda event: None, PREFIX_STEPS + 5)
         result = agent.run_turn(SESSION_REQUEST)
@@ -309,7 +310,8 @@ def prefix_share(proj: Project) -> list[Row]:
     except Exception as exc:
         return [failed_row(name, target, f"{type(exc).__name__}: {exc}")]
     finally:
-        api.stop()
+        if api is not None:
+            api.stop()
     worst = min(range(len(shares)), key=shares.__getitem__)
     detail = (
         f"min {shares[worst] * 100:.2f} % (request {worst + 2}), mean {sum(shares) / len(shares) * 100:.2f} % "
@@ -370,10 +372,10 @@ class SizingAPI(FakeAnthropicAPI):
         """Tokens of each POST /v1/messages, in order (summary requests included)."""
         self.summaries = 0
 
-    def _next(self):  # called by the handler once the request is recorded; requests here come one at a time
+    def _next(self, body):
+        """Called by the handler with the body of the request it is answering."""
         from mini_agent.tokens import count_messages
 
-        body = self.requests[-1].body
         try:
             size = request_tokens(body)
         except Exception as exc:  # a body of an unexpected shape: fail the run, never the server thread
@@ -384,7 +386,7 @@ class SizingAPI(FakeAnthropicAPI):
             self.summaries += 1
             reply = answer(SUMMARY)
         else:
-            reply = super()._next()
+            reply = super()._next(body)
         if reply is not None:
             reply.usage = _usage(size, count_messages([{"role": "assistant", "content": reply.content}]))
         return reply
@@ -428,8 +430,9 @@ def compaction(proj: Project) -> list[Row]:
     threshold = int(COMPACT_WINDOW * COMPACT_THRESHOLD)
     name = f"Tokens before and after compaction ({COMPACT_WINDOW // 1000}k window, threshold {threshold:,})"
     target = "after < 50 % of threshold"
-    api = SizingAPI().start()
+    api = None
     try:
+        api = SizingAPI().start()
         api.script(
             *(
                 answer(_note(step), tool_use("read_file", {"path": str(proj.modules[step % len(proj.modules)])}))
@@ -456,7 +459,8 @@ def compaction(proj: Project) -> list[Row]:
     except Exception as exc:
         return [failed_row(name, target, f"{type(exc).__name__}: {exc}")]
     finally:
-        api.stop()
+        if api is not None:
+            api.stop()
     bodies = api.message_requests
     parts = []
     passed = True

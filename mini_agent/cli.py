@@ -66,6 +66,9 @@ def run(
     compact_focus: str | None = typer.Option(
         None, "--compact-focus", help="What every compaction in this run should keep in focus."
     ),
+    compact: bool = typer.Option(
+        False, "--compact", help="Compact the conversation before the task runs (with --compact-focus as focus)."
+    ),
     show_prompt: bool = typer.Option(
         False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."
     ),
@@ -93,6 +96,7 @@ def run(
             trace=trace or None,
             compact_threshold=compact_threshold,
             compact_focus=compact_focus,
+            compact_first=compact or None,
         )
         if show_prompt:
             from mini_agent.ui.show_prompt import print_prompt

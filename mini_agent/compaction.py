@@ -22,7 +22,7 @@ from mini_agent.prompt import system_hint
 from mini_agent.provider import Provider, Request
 from mini_agent.session import Session
 from mini_agent.summary_prompt import SUMMARY_SYSTEM, render_transcript, summary_request
-from mini_agent.tokens import count_messages
+from mini_agent.tokens import count, count_messages
 from mini_agent.trim import drop_dangling_tool_uses, stub_tool_results, truncate_long_blocks
 
 TRUNCATE_OVER_CHARS = 2_000
@@ -73,10 +73,14 @@ class Compactor:
         emit: Emit,
         focus: str | None = None,
         keep_tokens: int | None = None,
+        size: int | None = None,
     ) -> Report:
-        """Bring the conversation under `target` tokens if the stages can; the session's view is replaced."""
+        """Bring the conversation under `target` tokens if the stages can; the session's view is replaced.
+
+        `size` is the conversation's size as best known (anchored on the API's usage); else it is estimated.
+        """
         messages = session.messages
-        report = Report(trigger, measure(messages))
+        report = Report(trigger, size if size is not None else measure(messages))
         size = report.before
         protect = _last_index(messages, "assistant")
         messages, stubbed = stub_tool_results(messages, protect if protect is not None else len(messages))
@@ -93,7 +97,7 @@ class Compactor:
                 summarised = None
             if summarised is not None:
                 messages, summary_hint, report.summarised_messages, report.restored_instructions = summarised
-                size = measure(messages)
+                size = measure(messages) + count(summary_hint)  # the summary travels in the system prompt
                 report.stages.append(f"summarised {report.summarised_messages} messages")
         if size > target:
             messages, cut = truncate_long_blocks(messages, TRUNCATE_OVER_CHARS)

@@ -83,6 +83,9 @@ class Enricher:
     name: str
     enrich: Callable[[TurnInput], list[ContextBlock]]
     inline: bool = False
+    needs: str | None = None
+    """A string the message must contain for this enricher to have anything to do (`@` for mentions): checked
+    in the caller's thread, so a message without it costs no thread at all."""
 
 
 @dataclass(frozen=True)

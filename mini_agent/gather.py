@@ -87,7 +87,9 @@ class Gatherer:
         for enricher in self.enrichers:
             jobs.append((enricher.name, "enricher", _enricher_job(enricher, inp)))
 
-        inline = {s.name for s in self.sources if s.inline} | {e.name for e in self.enrichers if e.inline}
+        inline = {s.name for s in self.sources if s.inline} | {
+            e.name for e in self.enrichers if e.inline or (e.needs is not None and e.needs not in inp.text)
+        }
         threaded = [_Runner(*job) for job in jobs if job[0] not in inline]
         for runner in threaded:
             runner.start()
@@ -128,6 +130,8 @@ def _source_job(source: Source, inp: TurnInput) -> Callable[[], list[ContextBloc
 
 def _enricher_job(enricher: Enricher, inp: TurnInput) -> Callable[[], list[ContextBlock]]:
     def run() -> list[ContextBlock]:
+        if enricher.needs is not None and enricher.needs not in inp.text:
+            raise Skip(f"no {enricher.needs!r} in the message")
         blocks = enricher.enrich(inp)
         if not blocks:
             raise Skip("nothing found")

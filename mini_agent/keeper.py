@@ -98,6 +98,10 @@ class ContextKeeper:
 
     def compact_now(self, session: Session, emit: Emit, focus: str | None = None) -> Report:
         """Manual compaction (`/compact [focus]`): summarise whatever is older than the latest exchange."""
+        if not session.messages:
+            report = Report("manual", 0, error="the conversation is empty")
+            emit(Compacted(report))
+            return report
         return self._compact(session, "manual", emit, focus=focus)
 
     def threshold(self) -> int:
@@ -120,7 +124,15 @@ class ContextKeeper:
             return round((count_messages(messages) + overhead) * self.size.ratio)
 
         report = self.compactor.compact(
-            session, measure, target, self.engine.p0, trigger, emit, focus=focus, keep_tokens=keep
+            session,
+            measure,
+            target,
+            self.engine.p0,
+            trigger,
+            emit,
+            focus=focus,
+            keep_tokens=keep,
+            size=self.measure(session),
         )
         if report.stages:
             self.size.reset()

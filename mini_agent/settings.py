@@ -52,7 +52,7 @@ class Settings:
     context_budget: float = 0.10
     """Share of the context window that injected context blocks may use (MINI_AGENT_CONTEXT_BUDGET)."""
     context_timeout: float = 0.5
-    """Seconds each context source and enricher may take before it is skipped."""
+    """Seconds each context source and enricher may take before it is skipped (MINI_AGENT_CONTEXT_TIMEOUT)."""
     compact_threshold: float = 0.8
     """Compact when the conversation passes this share of the window; 0 turns automatic compaction off
     (--compact-threshold, MINI_AGENT_COMPACT_THRESHOLD)."""
@@ -61,6 +61,8 @@ class Settings:
     (MINI_AGENT_COMPACT_MODEL)."""
     compact_focus: str | None = None
     """What every compaction of this run should keep in focus (--compact-focus)."""
+    compact_first: bool = False
+    """Compact the conversation before the run's turn, as `/compact` does (--compact)."""
     trace: bool = False
     """Show, per turn, what each context source and enricher added or why not (--trace)."""
 
@@ -102,6 +104,7 @@ def from_environment(env: Mapping[str, str] | None = None, **overrides: object) 
         "context_window": ("MINI_AGENT_CONTEXT_WINDOW", int),
         "context_budget": ("MINI_AGENT_CONTEXT_BUDGET", float),
         "compact_threshold": ("MINI_AGENT_COMPACT_THRESHOLD", float),
+        "context_timeout": ("MINI_AGENT_CONTEXT_TIMEOUT", float),
     }
     for name, (variable, kind) in numeric.items():
         if env.get(variable):

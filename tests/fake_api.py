@@ -12,6 +12,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -56,6 +57,8 @@ class Reply:
     """Seconds between streamed events, to pace a reply like a real model does."""
     model: str = "claude-test"
     extra: dict = field(default_factory=dict)
+    measured: bool = False
+    """Report input_tokens as the request's size (a quarter of its bytes), like a real model would."""
 
     def message(self) -> dict:
         stop = self.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn")
@@ -72,10 +75,16 @@ class Reply:
         }
 
 
-def answer(*content: dict | str, stop_reason: str | None = None, usage: dict | None = None, **extra: Any) -> Reply:
-    """A normal assistant reply; strings become text blocks."""
+def answer(
+    *content: dict | str,
+    stop_reason: str | None = None,
+    usage: dict | None = None,
+    measured: bool = False,
+    **extra: Any,
+) -> Reply:
+    """A normal assistant reply; strings become text blocks. `measured`: input_tokens from the request's size."""
     blocks = [text(item) if isinstance(item, str) else item for item in content]
-    reply = Reply(content=blocks, stop_reason=stop_reason, extra=extra)
+    reply = Reply(content=blocks, stop_reason=stop_reason, extra=extra, measured=measured)
     if usage is not None:
         reply.usage = usage
     return reply
@@ -170,6 +179,7 @@ class FakeAnthropicAPI:
 
     def __init__(self) -> None:
         self.replies: list[Reply] = []
+        self.routes: list[tuple[Callable[[Any], bool], list[Reply]]] = []
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
         self.model_info: dict | None = None
@@ -195,6 +205,11 @@ class FakeAnthropicAPI:
         with self._lock:
             self.replies.extend(replies)
 
+    def route(self, matches: Callable[[Any], bool], *replies: Reply) -> None:
+        """Answer requests whose body `matches` from their own script (e.g. summaries, whenever they come)."""
+        with self._lock:
+            self.routes.append((matches, list(replies)))
+
     @property
     def message_requests(self) -> list[dict]:
         """Bodies of every POST /v1/messages, in order."""
@@ -203,9 +218,13 @@ class FakeAnthropicAPI:
     def assert_complete(self) -> None:
         assert not self.failures, f"fake API failures: {self.failures}"
         assert not self.replies, f"{len(self.replies)} scripted replies were never requested"
+        assert not any(queue for _, queue in self.routes), "routed replies were never requested"
 
-    def _next(self) -> Reply | None:
+    def _next(self, body: Any) -> Reply | None:
         with self._lock:
+            for matches, queue in self.routes:
+                if matches(body):
+                    return queue.pop(0) if queue else None
             return self.replies.pop(0) if self.replies else None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -246,7 +265,7 @@ class FakeAnthropicAPI:
                 self._record(body)
                 if not self.path.startswith("/v1/messages"):
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "?"}})
-                reply = api._next()
+                reply = api._next(body)
                 if reply is None:
                     api.failures.append(f"unscripted request #{len(api.message_requests)}")
                     return self._json(500, {"type": "error", "error": {"type": "api_error", "message": "unscripted"}})
@@ -257,6 +276,8 @@ class FakeAnthropicAPI:
                 streaming = isinstance(body, dict) and body.get("stream")
                 if reply.raw_sse is not None:
                     return self._sse_bytes(reply.raw_sse)
+                if reply.measured:
+                    reply.usage = dict(reply.usage, input_tokens=len(raw) // 4)
                 message = reply.message()
                 if not streaming:
                     return self._json(200, message, reply.headers)

@@ -263,3 +263,24 @@ def test_an_empty_piped_prompt_is_a_usage_error(run_cli, api):
     done = run_cli([], api, input="  \n")
     assert done.returncode == 2 and "No prompt" in done.stderr.decode()
     assert api.message_requests == []
+
+
+def test_compact_before_a_fresh_run_says_there_is_nothing_to_compact(run_cli, api):
+    api.script(answer("Ok."))
+    done = run_cli(["-p", "hello", "--compact", "--compact-focus", "the parser"], api)
+    assert done.returncode == 0 and done.stdout.decode() == "Ok.\n"
+    assert "Compaction (manual) did nothing: the conversation is empty." in done.stderr.decode()
+
+
+def test_trace_shows_what_was_added_and_skipped_on_stderr(run_cli, api, tmp_path):
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    api.script(answer("Done."), answer("Done again."))
+    done = run_cli(["-p", "Summarise @notes.txt by tomorrow", "--trace"], api)
+    err = done.stderr.decode()
+    assert done.stdout.decode() == "Done.\n"
+    assert "trace · original message (stored and sent unchanged): 'Summarise @notes.txt by tomorrow'" in err
+    assert "enricher mentions" in err and "→ file:notes.txt" in err
+    assert "block    file:notes.txt         P0" in err and "injected" in err
+    assert "source   git_state              skipped" in err and "not a git repository" in err
+    plain = run_cli(["-p", "Summarise @notes.txt"], api)  # without --trace, none of it
+    assert "trace ·" not in plain.stderr.decode()

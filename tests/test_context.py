@@ -197,3 +197,12 @@ def test_a_slow_source_costs_at_most_its_timeout():
     blocks, outcomes = gatherer.gather(turn())
     assert blocks == [] and outcomes[0].status == "timeout"
     assert gatherer.gather(turn())[1][0].status == "timeout"  # not cached: tried again next turn
+
+
+def test_an_enricher_whose_trigger_is_absent_is_skipped_without_a_thread():
+    ran = []
+    enricher = Enricher("mentions", lambda inp: ran.append(threading.current_thread().name) or [], needs="@")
+    gatherer = Gatherer([], [enricher])
+    assert gatherer.gather(turn("no mention here"))[1][0].reason == "no '@' in the message"
+    gatherer.gather(turn("look at @x"))
+    assert ran == ["context:mentions"]  # with the trigger present it ran, on its own thread

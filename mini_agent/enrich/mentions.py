@@ -94,7 +94,7 @@ def enrich_mentions(inp: TurnInput) -> list[ContextBlock]:
     return blocks
 
 
-mentions = Enricher("mentions", enrich_mentions)
+mentions = Enricher("mentions", enrich_mentions, needs="@")
 
 
 def describe(typed: str, cwd: Path) -> str:

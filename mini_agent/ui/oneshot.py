@@ -52,6 +52,8 @@ def run_once(
     result: TurnResult | None = None
     error: str | None = None
     try:
+        if settings.compact_first:
+            agent.keeper.compact_now(agent.session, emit, settings.compact_focus)
         result = agent.run_turn(prompt, stdin)
         status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
     except MiniAgentError as exc:
