@@ -44,7 +44,6 @@ class ContextKeeper:
         self.size = ConversationSize()
         self.failures = 0
         self.trace: TurnTrace | None = None
-        TOKENIZER.warm_up()
 
     # ---- a turn --------------------------------------------------------------------------------------
 
@@ -90,6 +89,9 @@ class ContextKeeper:
 
     def after_reply(self, usage: Usage, session: Session) -> None:
         self.size.observe(usage, len(session.messages))
+        # tiktoken takes ~150 ms of mostly GIL-bound work to load: started here, it overlaps the tools and the
+        # next request instead of start-up. Until it is ready, estimates count characters.
+        TOKENIZER.warm_up()
 
     def overflowed(self, session: Session, emit: Emit) -> bool:
         """The API said the prompt is too long: compact hard. Whether the conversation got any smaller."""
