@@ -78,8 +78,8 @@ def _render_block(role: str, block: dict, names: dict[str, str]) -> list[str]:
     kind = block.get("type")
     if kind == "text":
         text = block.get("text", "")
-        if is_injected(text_block := block):
-            name = text_block["text"].split('"', 2)[1] if '"' in text_block["text"] else "context"
+        if is_injected(block):
+            name = text.split('"', 2)[1]  # <context name="NAME" ...
             return [f"[{role}: context block {name!r} injected by the agent, not shown]"]
         return [f"[{role}] {_cap(text, TEXT_CHARS)}"]
     if kind == "tool_use":

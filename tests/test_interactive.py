@@ -20,6 +20,7 @@ def spawn(api, cwd, *args: str) -> pexpect.spawn:
         NO_COLOR="1",
         TERM="xterm",
         MINI_AGENT_RETRY_BASE_DELAY="0.01",
+        MINI_AGENT_HOME=str(cwd / "mini-agent-home"),
     )
     return pexpect.spawn(
         str(BIN), list(args), cwd=str(cwd), env=env, dimensions=(40, 120), timeout=30, encoding="utf-8"
@@ -96,3 +97,31 @@ def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp
     assert result.get("is_error", False) == (reply == "n")
     if reply == "n":
         assert "declined" in result["content"]
+
+
+def test_compact_with_a_focus_and_trace_toggle_in_the_session(api, tmp_path):
+    summary = "## User goals and explicit instructions\nPort the parser."
+    api.script(answer("First done."), answer("Second done."), answer(summary), answer("Third done."))
+    child = spawn(api, tmp_path)
+    for line, reply in (("port the parser", "First done."), ("now the tests", "Second done.")):
+        child.expect("›")
+        child.sendline(line)
+        child.expect(reply)
+    child.expect("›")
+    child.sendline("/compact keep the parser API")
+    child.expect(r"Compacted the conversation \(manual\)")
+    child.expect("›")
+    child.sendline("/trace")
+    child.expect("trace on")
+    child.expect("›")
+    child.sendline("and the docs")
+    child.expect("trace · original message")
+    child.expect("enricher mentions")
+    child.expect("Third done.")
+    child.expect("›")
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    summary_request, after = api.message_requests[2], api.message_requests[3]
+    assert "focus on: keep the parser API" in summary_request["messages"][0]["content"][0]["text"]
+    assert "Port the parser." in after["system"][2]["text"]
+    assert after["messages"][-1]["content"][0]["text"] == "and the docs"
