@@ -73,3 +73,20 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
     env.update({"HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
     env.update(extra)
     return env
+
+
+def bench_settings(api_url: str, cwd: Path, max_steps: int, **overrides):
+    """Settings for an in-process agent against the loopback model: auto mode, no retries."""
+    from mini_agent.settings import Settings
+
+    return Settings(
+        base_url=api_url,
+        api_key="dummy",
+        model="claude-test",
+        permission_mode="auto",
+        max_retries=0,
+        request_timeout=30.0,
+        max_steps=max_steps,
+        cwd=cwd,
+        **overrides,
+    )

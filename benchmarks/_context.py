@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from _common import FakeAnthropicAPI, Row, answer, failed_row, median, millis, tool_use
+from _common import FakeAnthropicAPI, Row, answer, bench_settings, failed_row, median, millis, tool_use
 
 GATHER_COLD_TARGET = 0.05
 GATHER_CACHED_TARGET = 0.001
@@ -209,23 +209,11 @@ def _agent(api: FakeAnthropicAPI, proj: Project, emit: Callable, max_steps: int,
     from mini_agent.prompt import static_prompt
     from mini_agent.provider import AnthropicProvider
     from mini_agent.session import Session
-    from mini_agent.settings import Settings
     from mini_agent.tools import default_tools
     from mini_agent.tools.base import ToolContext
     from mini_agent.ui.launch import context_keeper
 
-    settings = Settings(
-        base_url=api.url,
-        api_key="dummy",
-        model="claude-test",
-        permission_mode="auto",
-        max_retries=0,
-        request_timeout=30.0,
-        max_steps=max_steps,
-        cwd=proj.cwd,
-        user_dir=proj.user_dir,
-        **settings_overrides,
-    )
+    settings = bench_settings(api.url, proj.cwd, max_steps, user_dir=proj.user_dir, **settings_overrides)
     return Agent(
         AnthropicProvider(settings),
         default_tools(),

@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import FakeAnthropicAPI, Row, answer, failed_row, median, millis, tool_use
+from _common import FakeAnthropicAPI, Row, answer, bench_settings, failed_row, median, millis, tool_use
 
 from mini_agent.agent import Agent
 from mini_agent.events import ToolFinished
@@ -15,7 +15,6 @@ from mini_agent.permissions import Allow
 from mini_agent.prompt import static_prompt
 from mini_agent.provider import AnthropicProvider
 from mini_agent.session import Session
-from mini_agent.settings import Settings
 from mini_agent.tools import default_tools
 from mini_agent.tools.base import ToolContext, ToolRegistry, tool
 
@@ -64,16 +63,7 @@ def _gaps(tokens: int, steps: int) -> tuple[list[float], float]:
                 finished.append(time.monotonic())
 
         with tempfile.TemporaryDirectory(prefix="mini-agent-bench-") as tmp:
-            settings = Settings(
-                base_url=api.url,
-                api_key="dummy",
-                model="claude-test",
-                permission_mode="auto",
-                max_retries=0,
-                request_timeout=30.0,
-                max_steps=steps + 5,
-                cwd=Path(tmp),
-            )
+            settings = bench_settings(api.url, Path(tmp), steps + 5)
             registry = ToolRegistry([*default_tools(), probe])
             agent = Agent(
                 AnthropicProvider(settings),
