@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from _common import FakeAnthropicAPI, Row, answer, bench_settings, failed_row, median, millis, tool_use
+from conversation import is_summary_request, without_cache_control  # tests/ is on the path via _common
 
 GATHER_COLD_TARGET = 0.05
 GATHER_CACHED_TARGET = 0.001
@@ -227,17 +228,9 @@ def _agent(api: FakeAnthropicAPI, proj: Project, emit: Callable, max_steps: int,
     )
 
 
-def _without_cache_control(value):
-    if isinstance(value, dict):
-        return {key: _without_cache_control(item) for key, item in value.items() if key != "cache_control"}
-    if isinstance(value, list):
-        return [_without_cache_control(item) for item in value]
-    return value
-
-
 def canonical(body: dict) -> str:
     """What the API caches, in its order: tools, system, messages; the cache_control directives left out."""
-    return json.dumps(_without_cache_control([body.get("tools", []), body.get("system", []), body["messages"]]))
+    return json.dumps(without_cache_control([body.get("tools", []), body.get("system", []), body["messages"]]))
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -386,12 +379,6 @@ def request_tokens(body: dict) -> int:
 
     system = "\n".join(block["text"] for block in body.get("system", []))
     return count(system) + count(json.dumps(body.get("tools", []))) + count_messages(body["messages"])
-
-
-def is_summary_request(body: dict) -> bool:
-    """The compactor's request: no tools, and the summariser's system prompt."""
-    system = body.get("system") or [{}]
-    return not body.get("tools") and system[0].get("text", "").startswith("You write hand-off summaries")
 
 
 def _note(index: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from mini_agent import tokens
@@ -143,8 +143,6 @@ def _enricher_job(enricher: Enricher, inp: TurnInput) -> Callable[[], list[Conte
 def _measured(block: ContextBlock) -> ContextBlock:
     if block.tokens:
         return block
-    from dataclasses import replace
-
     return replace(block, tokens=tokens.count(block.render()))
 
 

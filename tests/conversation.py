@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from mini_agent.summary_prompt import SUMMARY_SYSTEM
+
 WORDS = ["fix", "the", "parser", "tests", "src/app.py", "quickly", "data", "中文", "<tag>", "&"]
 RULES = [
     "Don't touch the tests.",
@@ -74,3 +76,17 @@ def pairing_problems(messages: list[dict]) -> list[str]:
             if sorted(asked) != sorted(results):
                 problems.append(f"tool_result {results} at {index} without its tool_use")
     return problems
+
+
+def is_summary_request(body) -> bool:
+    """The compactor's request to the summariser (not a step of the conversation)."""
+    return isinstance(body, dict) and (body.get("system") or [{}])[0].get("text") == SUMMARY_SYSTEM
+
+
+def without_cache_control(value):
+    """A request body with its cache_control directives removed: what the prompt cache keys on."""
+    if isinstance(value, dict):
+        return {key: without_cache_control(item) for key, item in value.items() if key != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(item) for item in value]
+    return value

@@ -9,24 +9,12 @@ from __future__ import annotations
 import json
 from xml.sax.saxutils import unescape
 
-from conversation import pairing_problems
+from conversation import is_summary_request, pairing_problems, without_cache_control
 from fake_api import answer, tool_use
 
 STEPS = 40
 TYPED = "Read every file in data/ one at a time, starting with @data/f00.txt. Don't modify anything."
 SUMMARY = "## User goals and explicit instructions\nRead the data files.\n## Current step\nStill reading."
-
-
-def is_summary(body) -> bool:
-    return isinstance(body, dict) and body["system"][0]["text"].startswith("You write hand-off summaries")
-
-
-def without_cache_control(value):
-    if isinstance(value, dict):
-        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_cache_control(item) for item in value]
-    return value
 
 
 def test_a_forty_step_session_compacts_and_keeps_what_matters(run_cli, api, tmp_path):
@@ -40,7 +28,7 @@ def test_a_forty_step_session_compacts_and_keeps_what_matters(run_cli, api, tmp_
         for i in range(STEPS)
     ]
     api.script(*steps, answer("All 40 files read; nothing modified.", measured=True))
-    api.route(is_summary, *[answer(SUMMARY) for _ in range(2)])
+    api.route(is_summary_request, *[answer(SUMMARY) for _ in range(2)])
 
     done = run_cli(
         ["-p", TYPED, "--output-format", "json", "--max-steps", "60", "--permission-mode", "auto"],
@@ -50,8 +38,8 @@ def test_a_forty_step_session_compacts_and_keeps_what_matters(run_cli, api, tmp_
     assert done.returncode == 0, done.stderr.decode()
     record = json.loads(done.stdout)
     bodies = api.message_requests
-    summaries = [b for b in bodies if is_summary(b)]
-    main = [b for b in bodies if not is_summary(b)]
+    summaries = [b for b in bodies if is_summary_request(b)]
+    main = [b for b in bodies if not is_summary_request(b)]
     api.routes.clear()  # one compaction is expected; the spare summary reply may stay unused
     assert len(main) == STEPS + 1 and 1 <= len(summaries) <= 2
     assert record["result"] == "All 40 files read; nothing modified." and record["compactions"] == len(summaries)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import unescape
 
-from conversation import build, pairing_problems
+from conversation import build, is_summary_request, pairing_problems
 from fake_api import answer, failure, tool_use
 
 from mini_agent.agent import Agent
@@ -34,10 +34,6 @@ def make(api, settings_for, session=None, keeper=context_keeper, **overrides):
         keeper=keeper,
     )
     return agent, events
-
-
-def is_summary_request(body: dict) -> bool:
-    return body["system"][0]["text"].startswith("You write hand-off summaries")
 
 
 def test_enrichers_and_sources_go_beside_the_typed_text_which_is_stored_unchanged(api, settings_for, tmp_path):
