@@ -34,6 +34,7 @@ RUNS = {
     "read-file": (3, 1),
     "bash": (3, 1),
     "context": (30, 10),
+    "shell": (10, 3),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -55,6 +56,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _context.context_rows(runs("context"))
 
+    def shell() -> list[Row]:
+        import _shell
+
+        return _shell.shell_rows(runs("shell"))
+
     return {
         "version": lambda: _startup.version(runs("version")),
         "help": lambda: _startup.help_(runs("help")),
@@ -64,6 +70,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "read-file": lambda: _bigio.read_file_late(runs("read-file")),
         "bash": lambda: _bigio.bash_flood(runs("bash")),
         "context": context,
+        "shell": shell,
     }
 
 

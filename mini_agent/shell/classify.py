@@ -1,0 +1,255 @@
+"""Classify a shell command line: every simple command it would run, each read-only, ordinary or destructive.
+
+The command is parsed with the real grammar; each simple command is judged by the rules (wrappers unwrapped,
+code in strings parsed again as its own script), and the whole takes the kind of its worst part. Nothing
+here prompts, writes or touches the network; resolving paths reads the file system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from mini_agent.shell import destructive, find, git, inline, readonly, scripts, syntax, writes
+from mini_agent.shell.commands import Assignment, Command
+from mini_agent.shell.fallback import destructive_shape
+from mini_agent.shell.paths import Place
+from mini_agent.shell.verdict import Kind, Verdict, ordinary, read_only, worst
+from mini_agent.shell.words import Word
+from mini_agent.shell.wrappers import command_name, unwrap
+from mini_agent.workspace import Workspace
+
+LENGTH_LIMIT = 100_000
+"""Longest command parsed; longer input is never read-only and only gets the safety net."""
+WORDS_LIMIT = 1_000
+"""Most words judged in one simple command (each path operand costs a file-system lookup)."""
+NESTING_LIMIT = 5
+"""Deepest `bash -c` / `eval` / `sh <<EOF` nesting checked; deeper code is treated as destructive."""
+SAFE_VARIABLES = {"LANG", "LANGUAGE", "TZ", "NO_COLOR", "COLUMNS", "LINES", "TERM"}
+PAGERS = {"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER"}
+# Variables whose value other programs run as a shell command: their value is checked like a script.
+COMMAND_VARIABLES = PAGERS | {
+    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND",
+}  # fmt: skip
+# Variables that change which code later commands load or run, even when set on their own.
+LOADER_VARIABLES = {
+    "PATH", "BASH_ENV", "ENV", "IFS", "PS4", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "HOME",
+    "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "PERL5LIB", "PERL5OPT", "PERLLIB",
+    "RUBYOPT", "RUBYLIB", "CLASSPATH", "JAVA_TOOL_OPTIONS",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Part:
+    """One simple command of the line, judged on its own."""
+
+    text: str
+    """The command as it runs: words unquoted, joined by single spaces, wrappers included."""
+    kind: Kind
+    reason: str
+    forms: tuple[str, ...]
+    """`text` and the commands inside its wrappers (`npm test` for `timeout 5 npm test`, the code of
+    `bash -c '...'`): permission rules match any of these."""
+
+
+@dataclass(frozen=True)
+class Classification:
+    kind: Kind
+    """The worst kind among the parts: destructive > ordinary > read-only."""
+    reason: str
+    """The reason of the first part of that kind."""
+    parts: tuple[Part, ...]
+    """Every simple command found, nested ones (in `$(...)`, `bash -c`, `find -exec`, ...) as parts of their own."""
+    parsed: bool
+    """False when the grammar reported errors or missing pieces: such a command is never read-only."""
+
+
+def classify(command: str, workspace: Workspace) -> Classification:
+    """How risky a shell command line is, part by part. Never raises."""
+    try:
+        return _classify(command, workspace)
+    except Exception as error:  # noqa: BLE001  the permission check needs an answer for any input
+        return _unchecked(command, f"could not be checked ({type(error).__name__})")
+
+
+def _classify(command: str, workspace: Workspace) -> Classification:
+    if not command.strip():
+        return Classification("ordinary", "empty command", (), True)
+    if len(command) > LENGTH_LIMIT:
+        return _unchecked(command, f"too long to check ({len(command):,} characters)")
+    if "\x00" in command:  # bash cannot receive a NUL byte; what runs instead is anyone's guess
+        return _unchecked(command, "contains a NUL byte")
+    checker = _Checker(Place(workspace))
+    whole = checker.script(command, depth=0, stdin=None)
+    parts = tuple(checker.parts)
+    # A parse failure comes first among equals: "could not be fully parsed" says more than any one part.
+    verdict = worst([*whole, *(Verdict(part.kind, part.reason) for part in parts)])
+    verdict = verdict or read_only("nothing to run")
+    return Classification(verdict.kind, verdict.reason, parts, checker.parsed)
+
+
+def _unchecked(command: str, reason: str) -> Classification:
+    shape = destructive_shape(command[: LENGTH_LIMIT * 10])
+    if shape:
+        return Classification("destructive", f"{reason}, and it looks destructive: {shape}", (), False)
+    return Classification("ordinary", reason, (), False)
+
+
+def render(words: tuple[Word, ...] | list[Word]) -> str:
+    return " ".join(word.shown for word in words)
+
+
+class _Checker:
+    """Walks the commands of a script (and the scripts inside them), collecting one Part per command."""
+
+    def __init__(self, place: Place):
+        self.place = place
+        self.parts: list[Part] = []
+        self.parsed = True
+
+    def script(self, source: str, depth: int, stdin: tuple[Command, ...] | None) -> list[Verdict]:
+        """Check every command of a script; return what applies to the script as a whole."""
+        if depth > NESTING_LIMIT:
+            return [Verdict("destructive", "nested too deeply to check")]
+        parsed = syntax.parse(source, stdin)
+        for command in parsed.commands:
+            self.command(command, parsed.functions, depth)
+        if parsed.parsed:
+            return []
+        self.parsed = False
+        shape = destructive_shape(source)
+        if shape:
+            return [Verdict("destructive", f"could not be fully parsed, and it looks destructive: {shape}")]
+        return [ordinary("could not be fully parsed")]
+
+    def command(self, command: Command, functions: frozenset[str], depth: int, words: tuple[Word, ...] = ()) -> None:
+        """Judge one simple command; `words` replaces its words for the rules (find's `{}` filled in)."""
+        words = words or command.words
+        found = _Findings([])
+        found.settings(command.assignments, bare=not command.words or command.declaration)
+        safe_settings = not found.verdicts
+        found.verdicts += writes.redirect_verdicts(command.redirects, self.place)
+        if command.assignments and safe_settings and command.words and not command.declaration:
+            found.forms.append(_text(replace(command, assignments=())))  # `LC_ALL=C sort x` is also `sort x`
+        name: str | None = None
+        if command.declaration:
+            found.verdicts.append(read_only(f"read-only: {render(words[:1])} sets shell variables"))
+        elif words:
+            name = self._words(words, command, functions, depth, found)
+        for script in found.code:
+            if script.value is None:
+                found.verdicts.append(Verdict("destructive", f"runs code built at run time ({script.text})"))
+                continue
+            found.forms.append(script.value.strip())
+            found.verdicts += self.script(script.value, depth + 1, command.upstream if command.piped else None)
+        verdict = worst(found.verdicts) or read_only("only sets variables" if command.assignments else "only redirects")
+        text = _text(command)
+        self.parts.append(Part(text, verdict.kind, verdict.reason, tuple(dict.fromkeys([text, *found.forms]))))
+        if name in ("cd", "pushd", "popd"):  # even in a pipeline or subshell: the views keep the old directory
+            self._move(name, words)
+
+    def _words(
+        self, words: tuple[Word, ...], command: Command, functions: frozenset[str], depth: int, found: _Findings
+    ) -> str | None:
+        """Judge the command its words name, inside any wrappers; return that command's name."""
+        unwrapped = unwrap(words)
+        found.forms += [render(layer) for layer in unwrapped.layers]
+        found.verdicts += unwrapped.verdicts
+        found.settings(unwrapped.assignments, bare=False)
+        inner = unwrapped.command + ((Word("read from stdin by xargs", None),) if unwrapped.stdin_operands else ())
+        name = command_name(inner[0]) if inner and not inner[0].glob else None
+        if len(inner) > WORDS_LIMIT:
+            shape = destructive_shape(render(inner))
+            found.verdicts.append(
+                Verdict("destructive", f"looks destructive: {shape}")
+                if shape
+                else ordinary(f"too many words to check ({len(inner):,})")
+            )
+        elif name is None:
+            found.verdicts.append(
+                Verdict("destructive", "the command's name is computed at run time, so it cannot be checked")
+            )
+        else:
+            found.verdicts += self._rules(name, inner[1:], command, functions, found.code, depth)
+        return name
+
+    def _rules(
+        self,
+        name: str,
+        arguments: tuple[Word, ...],
+        command: Command,
+        functions: frozenset[str],
+        code: list[Word],
+        depth: int,
+    ) -> list[Verdict]:
+        place = self.place
+        verdicts: list[Verdict] = []
+        if command.function == name and (command.in_pipeline or command.background):
+            verdicts.append(Verdict("destructive", f"fork bomb: {name} starts copies of itself without end"))
+        runs = scripts.runs(name, arguments, command) or inline.code(name, arguments)
+        if runs is not None:
+            verdicts += runs.verdicts
+            code += runs.scripts
+        verdicts += destructive.verdicts(name, arguments, place)
+        verdicts += writes.verdicts(name, arguments, place)
+        if name == "git":
+            verdicts += git.verdicts(arguments, place)
+            code += git.scripts(arguments)
+        elif name == "find":
+            plan = find.plan(arguments, place)
+            verdicts += plan.verdicts
+            for written, filled in plan.commands:
+                if written:
+                    nested = replace(command, words=written, assignments=(), redirects=())
+                    self.command(nested, functions, depth, filled)
+        elif runs is None or not runs.verdicts:
+            listed = readonly.verdict(name, arguments, place)
+            if listed.reason == readonly.NOT_LISTED and name in functions:
+                listed = read_only(f"runs the function {name}, whose commands are checked on their own")
+            verdicts.append(listed)
+        return verdicts
+
+    def _move(self, name: str, words: tuple[Word, ...]) -> None:
+        operands = [word for word in words[1:] if not (word.value or "").startswith("-") or word.value == "-"]
+        if name == "popd" or (name == "pushd" and not operands):
+            self.place = self.place.lost()
+        else:
+            self.place = self.place.moved(operands[0] if operands else None)
+
+
+@dataclass
+class _Findings:
+    """What is known about one command while it is judged."""
+
+    verdicts: list[Verdict]
+    code: list[Word] = field(default_factory=list)
+    """Shell code the command runs (`bash -c`, PAGER=..., git -c core.pager=...), checked as scripts."""
+    forms: list[str] = field(default_factory=list)
+
+    def settings(self, assignments: tuple[Assignment, ...], bare: bool) -> None:
+        """What variable assignments add: prefixes other than locale and terminal settings make a command at
+        least ordinary; a bare `x=1` is harmless unless it changes how later commands are found or loaded.
+        Values of variables that hold commands (PAGER, GIT_SSH_COMMAND, ...) are code to check."""
+        for assignment in assignments:
+            name, value = assignment.name, assignment.value
+            text = value.value if value is not None else None
+            if name in PAGERS and text == "cat":
+                continue
+            if name in COMMAND_VARIABLES:
+                if text is None:
+                    self.verdicts.append(ordinary(f"sets {name} to a command computed at run time"))
+                else:
+                    self.code.append(Word(text, text))
+            if bare:
+                if name in LOADER_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_")):
+                    self.verdicts.append(ordinary(f"sets {name}, which changes what later commands run"))
+            elif not (name in SAFE_VARIABLES or name.startswith("LC_")):
+                self.verdicts.append(ordinary(f"sets {name} for the command, which can change what it runs"))
+
+
+def _text(command: Command) -> str:
+    settings = [f"{a.name}={a.value.shown if a.value is not None else '(...)'}" for a in command.assignments]
+    redirects = [redirect.text for redirect in command.redirects]
+    if command.declaration:
+        return " ".join([command.words[0].shown, *settings, *(w.shown for w in command.words[1:]), *redirects])
+    return " ".join([*settings, *(word.shown for word in command.words), *redirects])

@@ -1,0 +1,175 @@
+"""Where the agent may change things: the working directory, scratch space, and places that are never routine.
+
+The permission policy asks which paths a call touches; this module answers where each path really is
+(`~` expanded, relative paths taken from the shell's directory, symlinks resolved) and whether it is inside
+the workspace, protected, or likely to hold a secret. Resolving symlinks reads the file system; nothing
+here writes, prompts or touches the network.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+# Files a shell reads at start-up: writing them runs code in the user's next terminal.
+SHELL_STARTUP = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".kshrc",
+    ".inputrc",
+    ".config/fish/config.fish",
+)
+# Directories under home whose contents are credentials or keys.
+HOME_SECRETS = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh")
+# System trees no project task needs to write.
+SYSTEM_ROOTS = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/sys", "/proc", "/dev", "/var")
+# Device files that are harmless to write to: discarding output, or the terminal.
+HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
+
+# Names of files that likely hold secrets, as shell globs on the file name.
+SECRET_NAMES = (
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_*_sk",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".htpasswd",
+    "credentials",
+    "credentials.json",
+    "*credentials*.json",
+    "service-account*.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.json",
+    "*.tfvars",
+)
+# Templates that share a secret file's name but hold none.
+NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The working directory the session may change, seen from where the shell currently is."""
+
+    root: Path
+    """The session's working directory, symlinks resolved: changes inside it are routine."""
+    home: Path = field(default_factory=lambda: Path(os.path.realpath(Path.home())))
+    cwd: Path | None = None
+    """Where relative paths start (the bash tool's current directory); `root` when None."""
+    scratch: tuple[Path, ...] = ()
+    """Directories that count as inside too: the system's temporary directory."""
+    config_files: tuple[Path, ...] = ()
+    """The agent's own configuration: it must not grant itself permissions by editing them."""
+
+    @classmethod
+    def at(cls, root: Path, cwd: Path | None = None, config_files: tuple[Path, ...] = ()) -> Workspace:
+        """The workspace of a session in `root`, with the system temp directory as scratch space."""
+        real = Path(os.path.realpath(root))
+        return cls(
+            root=real,
+            cwd=Path(os.path.realpath(cwd)) if cwd else None,
+            scratch=(Path(os.path.realpath(tempfile.gettempdir())),),
+            config_files=tuple(Path(os.path.realpath(path)) for path in config_files),
+        )
+
+    def resolve(self, text: str) -> Path:
+        """Where a path argument really points: `~` expanded, relative to the shell's directory, symlinks resolved."""
+        if text == "~" or text.startswith("~/"):
+            text = str(self.home) + text[1:]
+        path = Path(text)
+        if not path.is_absolute():
+            path = (self.cwd or self.root) / path
+        return Path(os.path.realpath(path))
+
+    def inside(self, path: Path) -> bool:
+        """Whether a resolved path is in the working directory or scratch space."""
+        return any(_within(path, base) for base in (self.root, *self.scratch))
+
+    def protected(self, path: Path) -> str | None:
+        """Why writing this resolved path is never routine, or None."""
+        if str(path) in HARMLESS_DEVICES:
+            return None
+        if path in self.config_files or ".mini-agent" in path.parts:
+            return "it is the agent's own configuration"
+        parts = path.parts
+        if ".git" in parts[:-1] or (parts and parts[-1] == ".git"):
+            return "it is inside a .git directory (the repository's internals)"
+        if _within(path, self.home):
+            relative = path.relative_to(self.home).as_posix()
+            if relative in SHELL_STARTUP:
+                return "it is a shell start-up file"
+            for secret_dir in HOME_SECRETS:
+                if relative == secret_dir or relative.startswith(secret_dir + "/"):
+                    return f"it is in ~/{secret_dir}, which holds keys or credentials"
+        for system in SYSTEM_ROOTS:
+            if _within(path, Path(system)):
+                return f"it is a system file under {system}"
+        return None
+
+    def where(self, path: Path) -> str | None:
+        """Why a write to this resolved path needs a human in every mode, or None when it is routine."""
+        reason = self.protected(path)
+        if reason:
+            return f"{path} is protected: {reason}"
+        if str(path) in HARMLESS_DEVICES or self.inside(path):
+            return None
+        return f"{path} is outside the working directory ({self.root})"
+
+    def shown(self, path: Path) -> str:
+        """A path as the human reads it: relative inside the workspace, `~/...` under home."""
+        if _within(path, self.root) and path != self.root:
+            return path.relative_to(self.root).as_posix()
+        if _within(path, self.home) and path != self.home:
+            return "~/" + path.relative_to(self.home).as_posix()
+        return str(path)
+
+
+def secret_reason(path: Path | str) -> str | None:
+    """Why a file likely holds a secret (a key, a token, a password), or None."""
+    pure = PurePosixPath(str(path))
+    name = pure.name
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_SECRET):
+        return None
+    for pattern in SECRET_NAMES:
+        if fnmatch.fnmatchcase(name, pattern):
+            return f"{name} likely holds secrets (keys, tokens or passwords)"
+    parts = pure.parts
+    for secret_dir in HOME_SECRETS:
+        first = secret_dir.split("/")[0]
+        if first in parts[:-1]:
+            return f"{name} is in {first}/, which holds keys or credentials"
+    return None
+
+
+def _within(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
