@@ -48,6 +48,9 @@ class ToolContext:
     """The user's own words for the current turn, for tools that delegate or summarise."""
     read_files: dict[Path, FileStamp] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    check_destination: Callable[[str, str, str], None] | None = None
+    """Called as (url, host, reason) before web_fetch connects to a loopback, private, link-local or metadata
+    address; returns to allow, raises ToolError to refuse. None allows every destination."""
 
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""

@@ -3,6 +3,9 @@
 One download per URL every 15 minutes: the converted text is cached, so paging through a long page with
 `offset` never refetches. Failures to reach the server raise NetworkError (the agent counts them to mark the
 tool degraded); everything the server answered (4xx/5xx, binary content, oversize bodies) is a ToolError.
+
+Guarding against server-side request forgery is web_connect.py's job: every hop's address is vetted before
+connecting, and redirects are followed here by hand, never reading a redirect's body.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
@@ -20,10 +24,12 @@ from pydantic import Field
 from mini_agent import __version__
 from mini_agent.prompt import system_hint
 from mini_agent.tools.base import NetworkError, ToolContext, ToolError, tool
+from mini_agent.tools.web_connect import Check, Connections, Destinations
 from mini_agent.tools.web_content import decode, kind_of, sniff, snippet
 
 if TYPE_CHECKING:
     import httpx
+
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to establish the connection (DNS, TCP, TLS)."""
@@ -89,7 +95,7 @@ def web_fetch(ctx: ToolContext, url: str, offset: Annotated[int, Field(ge=0)] = 
     url = _checked_url(url)
     page = _cached(url)
     if page is None:
-        page = _fetch(url)
+        page = _fetch(url, ctx.check_destination)
         _remember(page)
     return _render(page, offset)
 
@@ -137,23 +143,18 @@ def _remember(page: Page) -> None:
             _cache.popitem(last=False)
 
 
-def _fetch(url: str) -> Page:
+def _fetch(url: str, check: Check | None) -> Page:
     """Download and convert one URL; every failure becomes a ToolError or NetworkError that says why."""
     import httpx
 
-    client = httpx.Client(
-        follow_redirects=True,
-        max_redirects=MAX_REDIRECTS,
-        timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
-        headers={"User-Agent": USER_AGENT, "Accept": ACCEPT},
+    connections = Connections(
+        Destinations(check),
+        httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+        {"User-Agent": USER_AGENT, "Accept": ACCEPT},
     )
     try:
-        with client, client.stream("GET", url) as response:
+        with connections, closing(_open(url, connections)) as response:
             return _read_page(url, response)
-    except httpx.TooManyRedirects:
-        raise ToolError(f"Too many redirects: {url} redirected more than {MAX_REDIRECTS} times (a loop?).") from None
-    except httpx.UnsupportedProtocol as exc:
-        raise ToolError(f"Cannot fetch {url}: {exc} (a redirect to a non-http(s) URL?).") from None
     except httpx.TimeoutException as exc:
         raise NetworkError(f"Timed out fetching {url}: {_timeout_phase(exc)}.") from None
     except httpx.ConnectError as exc:
@@ -162,6 +163,25 @@ def _fetch(url: str) -> Page:
         raise NetworkError(f"Network error fetching {url}: {exc or type(exc).__name__}.") from None
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise ToolError(f"Cannot fetch {url}: {exc or type(exc).__name__}.") from None
+
+
+def _open(url: str, connections: Connections) -> httpx.Response:
+    """GET the URL, following redirects by hand so that every hop's destination is vetted before connecting."""
+    hop, request = url, None
+    for _ in range(MAX_REDIRECTS + 1):
+        client = connections.client_for(hop)
+        response = client.send(request or client.build_request("GET", hop), stream=True)
+        if response.next_request is None:
+            return response
+        response.close()  # a redirect's body is never read: it can be endless, and nobody wants it
+        request = response.next_request
+        hop = str(request.url)
+        if request.url.scheme not in ("http", "https"):
+            raise ToolError(
+                f"{response.url} redirected to '{response.headers.get('location', hop)}', which web_fetch does "
+                "not follow: it fetches only http:// and https:// URLs."
+            )
+    raise ToolError(f"Too many redirects: {url} redirected more than {MAX_REDIRECTS} times (a loop?).")
 
 
 def _timeout_phase(exc: Exception) -> str:

@@ -1,5 +1,6 @@
 """web_fetch against a real HTTP server on 127.0.0.1: real saved pages, redirects, limits, charsets, paging,
-the cache, and the failures the agent must tell apart (server errors vs network errors)."""
+the cache, the failures the agent must tell apart (server errors vs network errors), and the destination check
+that keeps fetches away from loopback, private and metadata addresses unless approved."""
 
 from __future__ import annotations
 
@@ -8,18 +9,19 @@ import importlib
 import re
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from web_server import RequestHandler, WebServer  # tests/ is on sys.path (conftest.py)
+from web_server import RequestHandler, Response, WebServer  # tests/ is on sys.path (conftest.py)
 
-from mini_agent.tools.base import ToolContext, ToolRegistry, ToolResult
+from mini_agent.tools.base import ToolContext, ToolError, ToolRegistry, ToolResult
 from mini_agent.tools.web_fetch import web_fetch
 
 web_fetch_module = importlib.import_module("mini_agent.tools.web_fetch")
+web_connect = importlib.import_module("mini_agent.tools.web_connect")
 REGISTRY = ToolRegistry([web_fetch])
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "html"
 HINT = re.compile(
@@ -640,6 +642,226 @@ def test_a_trickling_download_hits_the_total_timeout(server, monkeypatch):
     result = fetch(server.route("/trickle", chunked(trickle)))
     assert result.is_error and result.network_error
     assert "took longer" in result.content
+
+
+# --- destinations: loopback, private and metadata addresses need approval -------------------------------
+
+
+@dataclass
+class Destinations:
+    """A check_destination that records every call and refuses the hosts named in `refuse` ("*": all)."""
+
+    refuse: tuple[str, ...] = ()
+    calls: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def __call__(self, url: str, host: str, reason: str) -> None:
+        self.calls.append((url, host, reason))
+        if "*" in self.refuse or host in self.refuse:
+            raise ToolError(f"Not fetched: {reason}.")
+
+
+def fetch_checked(url: str, check: Destinations) -> ToolResult:
+    return REGISTRY.call("web_fetch", {"url": url}, ToolContext(cwd=Path.cwd(), check_destination=check))
+
+
+class Names:
+    """Host names of our own, answered in place of DNS (`names.table["public.example"] = ["127.0.0.1"]`)."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, list[str]] = {}
+        self.lookups: list[str] = []
+
+    def resolve(self, host: str, port: int) -> list[str]:
+        self.lookups.append(host)
+        if host not in self.table:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return self.table[host]
+
+
+@pytest.fixture
+def names(monkeypatch):
+    names = Names()
+    monkeypatch.setattr(web_connect, "resolve", names.resolve)
+    return names
+
+
+def port_of(server: WebServer) -> int:
+    return int(server.url("").rsplit(":", 1)[1])
+
+
+def test_a_refused_loopback_address_gets_no_request(server):
+    check = Destinations(refuse=("*",))
+    url = server.add("/page", "secret", content_type="text/plain")
+    result = fetch_checked(url, check)
+    assert result.is_error and not result.network_error
+    assert result.content == "Not fetched: 127.0.0.1 is a loopback address."
+    assert check.calls == [(url, "127.0.0.1", "127.0.0.1 is a loopback address")]
+    assert server.hits["/page"] == 0
+
+
+def test_an_approved_address_is_fetched_as_before(server):
+    check = Destinations()
+    url = server.add("/page", "hello", content_type="text/plain")
+    assert parse(fetch_checked(url, check)).content == "hello"
+    assert check.calls == [(url, "127.0.0.1", "127.0.0.1 is a loopback address")]
+
+
+@pytest.mark.parametrize("spelling", ["127.1", "2130706433", "0x7f.0.0.1", "localhost"])
+def test_other_spellings_of_loopback_are_caught_after_resolution(server, spelling):
+    check = Destinations(refuse=("*",))
+    url = server.add("/page", "secret", content_type="text/plain").replace("127.0.0.1", spelling)
+    result = fetch_checked(url, check)
+    assert result.is_error and "loopback" in result.content
+    assert [host for _, host, _ in check.calls] == [spelling]
+    assert server.hits["/page"] == 0
+
+
+def test_a_public_name_resolving_to_loopback_is_caught_after_resolution(server, names):
+    names.table["public.example"] = ["127.0.0.1"]
+    check = Destinations(refuse=("public.example",))
+    url = f"http://public.example:{port_of(server)}/page"
+    server.add("/page", "secret", content_type="text/plain")
+    result = fetch_checked(url, check)
+    assert result.is_error and not result.network_error
+    assert check.calls == [(url, "public.example", "public.example resolves to 127.0.0.1, a loopback address")]
+    assert server.hits["/page"] == 0
+
+
+def test_the_vetted_address_is_the_one_connected_to_and_the_host_header_stays_the_name(server, names):
+    names.table["public.example"] = ["127.0.0.1"]
+
+    def echo_host(request: RequestHandler) -> None:
+        body = request.headers["Host"].encode()
+        request.send_fixed(Response(body, 200, {"Content-Type": "text/plain"}))
+
+    server.route("/host", echo_host)
+    url = f"http://public.example:{port_of(server)}/host"
+    assert parse(fetch_checked(url, Destinations())).content == f"public.example:{port_of(server)}"
+    assert names.lookups == ["public.example"]  # resolved once, by web_fetch; the connection used that answer
+
+
+def test_each_address_of_a_name_is_vetted_until_one_connects(server, names):
+    names.table["public.example"] = ["::1", "127.0.0.1"]  # the server listens on 127.0.0.1 only
+    check = Destinations()
+    url = server.add("/page", "hello", content_type="text/plain").replace("127.0.0.1", "public.example")
+    assert parse(fetch_checked(url, check)).content == "hello"
+    assert [reason for _, _, reason in check.calls] == [
+        "public.example resolves to ::1, a loopback address",
+        "public.example resolves to 127.0.0.1, a loopback address",
+    ]
+
+
+def test_a_refused_address_ends_the_fetch_without_asking_about_the_others(server, names):
+    names.table["public.example"] = ["127.0.0.1", "::1"]
+    check = Destinations(refuse=("*",))
+    url = server.add("/page", "secret", content_type="text/plain").replace("127.0.0.1", "public.example")
+    assert fetch_checked(url, check).is_error
+    assert len(check.calls) == 1 and server.hits["/page"] == 0
+
+
+def test_a_name_that_does_not_resolve_is_a_dns_network_error(names):
+    result = fetch_checked("http://nowhere.example/", Destinations())
+    assert result.is_error and result.network_error
+    assert "DNS lookup failed" in result.content
+
+
+def test_a_redirect_to_a_flagged_host_asks_again_and_can_be_refused(names):
+    names.table["a.example"] = names.table["b.example"] = ["127.0.0.1"]
+    with WebServer() as first, WebServer() as second:
+        second.add("/secret", "secret", content_type="text/plain")
+        target = f"http://b.example:{port_of(second)}/secret"
+        start = f"http://a.example:{port_of(first)}/start"
+        first.redirect("/start", target)
+        check = Destinations(refuse=("b.example",))
+        result = fetch_checked(start, check)
+        assert result.is_error and not result.network_error
+        assert check.calls == [
+            (start, "a.example", "a.example resolves to 127.0.0.1, a loopback address"),
+            (target, "b.example", "b.example resolves to 127.0.0.1, a loopback address"),
+        ]
+        assert (first.hits["/start"], second.hits["/secret"]) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("location", "host", "risk"),
+    [
+        ("http://10.0.0.5/admin", "10.0.0.5", "a private network address"),
+        ("http://169.254.169.254/latest/meta-data/", "169.254.169.254", "a cloud metadata address"),
+        ("http://[::ffff:a9fe:a9fe]/", "::ffff:a9fe:a9fe", "a cloud metadata address"),
+    ],
+)
+def test_a_redirect_to_an_internal_address_is_refused_before_connecting(server, location, host, risk):
+    check = Destinations(refuse=(host,))
+    result = fetch_checked(server.redirect("/away", location), check)
+    assert result.is_error and not result.network_error
+    assert check.calls[-1] == (location, host, f"{host} is {risk}")
+    assert len(check.calls) == 2
+
+
+def test_a_host_is_asked_about_once_per_fetch_however_many_hops(server):
+    check = Destinations()
+    assert parse(fetch_checked(redirect_chain(server, 3), check)).content == "the end"
+    assert len(check.calls) == 1
+
+
+@pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/file.txt", "gopher://127.0.0.1:70/"])
+def test_a_redirect_to_another_scheme_is_refused_with_the_reason(server, location):
+    check = Destinations()
+    result = fetch_checked(server.redirect("/away", location), check)
+    assert result.is_error and not result.network_error
+    assert f"redirected to '{location}'" in result.content
+    assert "only http:// and https://" in result.content
+    assert [url for url, _, _ in check.calls] == [server.url("/away")]
+
+
+def test_a_redirect_body_is_never_read(server, monkeypatch):
+    # The redirect promises a gigabyte, sends 64 KB and stalls: reading it would time out.
+    monkeypatch.setattr(web_fetch_module, "READ_TIMEOUT", 2.0)
+    server.add("/target", "arrived", content_type="text/plain")
+
+    def huge_redirect(request: RequestHandler) -> None:
+        request.send_response(302)
+        request.send_header("Location", "/target")
+        request.send_header("Content-Length", str(1024 * MB))
+        request.end_headers()
+        request.wfile.write(b"z" * 65536)
+        request.wait_for_shutdown(30)
+
+    started = time.monotonic()
+    assert parse(fetch(server.route("/moved", huge_redirect))).content == "arrived"
+    assert time.monotonic() - started < 2.0
+
+
+@pytest.fixture
+def proxy_env(monkeypatch):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    return monkeypatch
+
+
+def test_through_a_proxy_only_the_literal_host_can_be_vetted(server, names, proxy_env):
+    # The proxy (our server: it answers absolute-form requests by path) resolves names, so none is resolved here.
+    proxy_env.setenv("http_proxy", server.url(""))
+    server.add("/page", "via proxy", content_type="text/plain")
+    check = Destinations(refuse=("*",))
+    assert parse(fetch_checked("http://public.example/page", check)).content == "via proxy"
+    assert check.calls == [] and names.lookups == []
+    for url, reason in [
+        ("http://127.0.0.1:9/page", "127.0.0.1 is a loopback address"),
+        ("http://localhost/page", "localhost is a loopback address"),
+        ("http://metadata.google.internal/page", "metadata.google.internal is a cloud metadata address"),
+    ]:
+        assert fetch_checked(url, check).content == f"Not fetched: {reason}."
+    assert server.hits["/page"] == 1
+
+
+def test_no_proxy_hosts_are_fetched_directly_and_vetted_after_resolution(server, proxy_env):
+    proxy_env.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
+    proxy_env.setenv("no_proxy", "127.0.0.1")
+    check = Destinations()
+    assert parse(fetch_checked(server.add("/page", "direct", content_type="text/plain"), check)).content == "direct"
+    assert check.calls == [(server.url("/page"), "127.0.0.1", "127.0.0.1 is a loopback address")]
 
 
 # --- the tool as the model sees it ------------------------------------------------------------------------
