@@ -29,7 +29,8 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.command(
+@app.callback(
+    invoke_without_command=True,
     help=(
         "A terminal code agent. Without -p and with a terminal, starts an interactive session; "
         "`mini-agent -p TASK` runs one task and exits; piped input becomes the prompt, or, with -p, "
@@ -40,6 +41,7 @@ def _version(value: bool) -> None:
     ),
 )
 def run(
+    context: typer.Context,
     prompt: str | None = typer.Option(None, "-p", "--print", help="Run this task non-interactively and exit."),
     output_format: str = typer.Option(
         "text", "--output-format", help="text | json | stream-json (with -p or piped input)."
@@ -50,6 +52,17 @@ def run(
     ),
     permission_mode: str | None = typer.Option(None, "--permission-mode", help="default | accept-edits | auto | plan."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Same as --permission-mode auto."),
+    allow: list[str] = typer.Option(
+        [], "--allow", help="Allow calls matching a rule, e.g. 'bash(npm test)' or 'edit_file(src/**)'; repeatable."
+    ),
+    deny: list[str] = typer.Option(
+        [], "--deny", help="Refuse calls matching a rule, e.g. 'bash(git push *)'; repeatable."
+    ),
+    skip_permissions: bool = typer.Option(
+        False,
+        "--dangerously-skip-permissions",
+        help="Run every tool call without asking (deny rules still apply). Only for disposable sandboxes.",
+    ),
     max_steps: int | None = typer.Option(None, "--max-steps", help="Model requests allowed per turn [default: 50]."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Output tokens per reply [default: 8192]."),
     max_retries: int | None = typer.Option(
@@ -76,17 +89,22 @@ def run(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
     ),
 ) -> None:
-    from mini_agent.settings import from_environment
-
     if output_format not in OUTPUT_FORMATS:
         _fail(f"Unknown output format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}.")
     if yes and permission_mode not in (None, "auto"):
         _fail("--yes means --permission-mode auto; pass only one of them.")
-    mode = "auto" if yes else permission_mode
-    if mode is not None and mode not in PERMISSION_MODES:
+    if skip_permissions and (yes or permission_mode is not None):
+        _fail("--dangerously-skip-permissions replaces the permission mode; do not pass --yes or --permission-mode.")
+    mode = "bypass" if skip_permissions else "auto" if yes else permission_mode
+    if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
         _fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
+    context.obj = {"allow": allow, "deny": deny, "mode": mode}
+    if context.invoked_subcommand is not None:
+        return
     try:
-        settings = from_environment(
+        settings = _settings(
+            allow,
+            deny,
             model=model,
             base_url=base_url,
             permission_mode=mode,
@@ -98,6 +116,8 @@ def run(
             compact_focus=compact_focus,
             compact_first=compact or None,
         )
+        if settings.permission_mode == "bypass":
+            _warn_bypass()
         if show_prompt:
             from mini_agent.ui.show_prompt import print_prompt
 
@@ -115,6 +135,67 @@ def run(
         print(f"mini-agent: {redact(str(exc), _known_secrets())}", file=sys.stderr)
         status = exc.exit_status
     raise typer.Exit(int(status))
+
+
+@app.command("permissions")
+def permissions_command(
+    context: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """List the permission rules in force, where each came from, and the built-in protections."""
+    from mini_agent.ui.permissions_view import print_rules
+
+    options = context.obj or {}
+    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []), permission_mode=options.get("mode"))
+    print_rules(settings, as_json, sys.stdout)
+
+
+@app.command("check-command")
+def check_command(
+    context: typer.Context,
+    command: str = typer.Argument(..., help="The shell command to classify."),
+    mode: str | None = typer.Option(None, "--mode", help="default | accept-edits | auto | plan | bypass."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """Show what the agent would do with a shell command: its class, the decision in a mode, and why."""
+    from mini_agent.ui.permissions_view import print_command_check
+
+    options = context.obj or {}
+    mode = mode or options.get("mode")
+    if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
+        _fail(f"Unknown permission mode {mode!r}; use one of {', '.join((*PERMISSION_MODES, 'bypass'))}.")
+    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []), permission_mode=mode)
+    print_command_check(settings, command, as_json, sys.stdout)
+
+
+def _settings(allow: list[str], deny: list[str], **overrides):
+    """Settings from the environment, the config files' rules, and flags (which win)."""
+    import os
+    from pathlib import Path
+
+    from mini_agent.config_files import load_rules, project_config, user_config
+    from mini_agent.settings import default_user_dir, from_environment
+
+    user_dir, cwd = default_user_dir(os.environ), Path.cwd()
+    rules = load_rules(user_dir, cwd, allow, deny)
+    files = (user_config(user_dir), project_config(cwd) or cwd / ".mini-agent" / "config.toml")
+    return from_environment(rules=rules, config_files=files, **overrides)
+
+
+def _settings_or_exit(allow: list[str], deny: list[str], **overrides):
+    try:
+        return _settings(allow, deny, **overrides)
+    except MiniAgentError as exc:
+        print(f"mini-agent: {exc}", file=sys.stderr)
+        raise typer.Exit(int(exc.exit_status)) from None
+
+
+def _warn_bypass() -> None:
+    print(
+        "mini-agent: WARNING: --dangerously-skip-permissions: every tool call runs without asking, destructive "
+        "commands included. Use it only in a disposable sandbox (a container or VM you can throw away).",
+        file=sys.stderr,
+    )
 
 
 def _fail(message: str) -> None:

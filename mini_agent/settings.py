@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from mini_agent.errors import ConfigError
+from mini_agent.rules import Rules
 
-PermissionMode = Literal["default", "accept-edits", "auto", "plan"]
+PermissionMode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 OutputFormat = Literal["text", "json", "stream-json"]
 PERMISSION_MODES: tuple[str, ...] = ("default", "accept-edits", "auto", "plan")
+"""Modes a user picks with --permission-mode; bypass comes only from --dangerously-skip-permissions."""
+SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(API_?KEY|TOKEN|SECRET)$", re.IGNORECASE)
+MIN_SECRET_LENGTH = 8
+"""Shorter values ("1", "true") would mask ordinary words; real keys and tokens are longer."""
 OUTPUT_FORMATS: tuple[str, ...] = ("text", "json", "stream-json")
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -41,7 +48,15 @@ class Settings:
     context_window: int = 200_000
     """Context window in tokens when the models endpoint does not say (MINI_AGENT_CONTEXT_WINDOW)."""
     permission_mode: PermissionMode = "default"
-    """default: ask before changes; accept-edits; auto: ask only for destructive commands; plan: read-only."""
+    """default: ask before changes; accept-edits; auto: ask only for risky calls; plan: read-only;
+    bypass: run everything (--dangerously-skip-permissions)."""
+    rules: Rules = field(default_factory=Rules)
+    """Permission rules from the user's and the project's config files and --allow / --deny / --ask."""
+    config_files: tuple[Path, ...] = ()
+    """The config files the rules came from (or would): protected from the agent's own writes."""
+    env_secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Values of environment variables whose names look secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*):
+    masked in tool output."""
     cwd: Path = field(default_factory=Path.cwd)
     """Working directory of the session; bash may move it."""
     stdin_limit: int = 100_000
@@ -66,10 +81,11 @@ class Settings:
     trace: bool = False
     """Show, per turn, what each context source and enricher added or why not (--trace)."""
 
-    @property
+    @cached_property
     def secrets(self) -> list[str]:
-        """Values that must never appear in output."""
-        return [value for value in (self.api_key, self.auth_token) if value]
+        """Values that must never appear in output, longest first so a key containing another is masked whole."""
+        values = {value for value in (self.api_key, self.auth_token, *self.env_secrets) if value}
+        return sorted(values, key=len, reverse=True)
 
     def require_credentials(self) -> None:
         if not (self.api_key or self.auth_token):
@@ -86,6 +102,13 @@ def default_user_dir(env: Mapping[str, str]) -> Path:
     return Path(config) / "mini-agent"
 
 
+def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Values of the variables whose names look secret, long enough to be keys rather than flags."""
+    return tuple(
+        value for name, value in env.items() if SECRET_NAME.search(name) and len(value.strip()) >= MIN_SECRET_LENGTH
+    )
+
+
 def from_environment(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
     """Settings from the environment, then explicit overrides (flags) where given (not None)."""
     env = os.environ if env is None else env
@@ -96,6 +119,7 @@ def from_environment(env: Mapping[str, str] | None = None, **overrides: object) 
         "auth_token": env.get("ANTHROPIC_AUTH_TOKEN") or None,
         "user_dir": default_user_dir(env),
         "compact_model": env.get("MINI_AGENT_COMPACT_MODEL") or None,
+        "env_secrets": secret_values(env),
     }
     numeric = {
         "max_retries": ("MINI_AGENT_MAX_RETRIES", int),
@@ -119,7 +143,7 @@ def from_environment(env: Mapping[str, str] | None = None, **overrides: object) 
 
 
 def _check(settings: Settings) -> None:
-    if settings.permission_mode not in PERMISSION_MODES:
+    if settings.permission_mode not in (*PERMISSION_MODES, "bypass"):
         raise ConfigError(
             f"Unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}."
         )

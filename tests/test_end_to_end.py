@@ -51,7 +51,10 @@ def test_read_edit_run_and_fetch(run_cli, api, web, tmp_path):
         answer(tool_use("bash", {"command": "python3 greet.py"}, id="b1")),
         answer("greet now says Hello; running it prints `Hello team`."),
     )
-    done = run_cli(["-p", "update greet.py to match the release notes", "--yes", "--output-format", "json"], api)
+    local_server = "--allow", "web_fetch(127.0.0.1)"  # loopback addresses ask even in auto mode
+    done = run_cli(
+        ["-p", "update greet.py to match the release notes", "--yes", *local_server, "--output-format", "json"], api
+    )
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["result"] == "greet now says Hello; running it prints `Hello team`."
     assert 'return "Hello " + name' in source.read_text()

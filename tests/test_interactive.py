@@ -85,10 +85,10 @@ def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp
         answer("Done."),
     )
     child = spawn(api, tmp_path, "-p", "change the line")
-    child.expect("needs approval")
+    child.expect("needs your approval")
     child.expect("-old line")
     child.expect(r"\+new line")
-    child.expect(r"Allow\? \[y/N\]")
+    child.expect(r"Allow\? \[y/n/e\]")
     child.sendline(reply)
     child.expect("Done.")
     assert finish(child) == 0

@@ -44,6 +44,8 @@ later. Quote paths that contain spaces. The user's request for this turn, in the
 """
 REQUEST_ENV_LIMIT = 32_768
 """Characters of the request put in the environment; far below the kernel's per-string limit."""
+AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""The agent's own credentials stay with the agent: a command it runs could send them anywhere."""
 
 
 @tool(risk="exec", guidance=GUIDANCE)
@@ -87,7 +89,8 @@ def _run(command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedO
     # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
     # it writes the shell's final directory on any exit, and leaves the exit status untouched.
     tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
-    env = {**os.environ, **NON_INTERACTIVE_ENV, "MINI_AGENT_REQUEST": request[:REQUEST_ENV_LIMIT].replace("\0", "")}
+    env = {name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS}
+    env.update(NON_INTERACTIVE_ENV, MINI_AGENT_REQUEST=request[:REQUEST_ENV_LIMIT].replace("\0", ""))
     try:
         return run_captured(["bash", "-c", tracked], cwd, env, timeout, output)
     except FileNotFoundError as exc:

@@ -1,0 +1,92 @@
+"""`mini-agent permissions` and `mini-agent check-command`: the policy, shown to a human or a script."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TextIO
+
+from mini_agent.permissions import Allow, Ask, Deny, ToolCall, check
+from mini_agent.settings import Settings
+from mini_agent.workspace import Workspace
+
+PROTECTIONS = (
+    "read-only shell commands (a curated list with argument checks) run in every mode",
+    "destructive shell commands ask in every mode but bypass; without a terminal they are refused",
+    "writes outside the working directory or to protected places (.git internals, ~/.ssh, shell start-up "
+    "files, /etc, the agent's config) ask in every mode but bypass",
+    "reading likely secrets (.env, private keys, cloud credentials) asks unless the mode is auto",
+    "web_fetch to loopback, private, link-local or metadata addresses asks (checked after DNS and on redirects)",
+    "only rules from your own config, flags or your answers can open these; a project's config cannot",
+)
+
+
+def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
+    rules = settings.rules.rules
+    files = [{"path": str(path), "exists": Path(path).is_file()} for path in settings.config_files]
+    if as_json:
+        record = {
+            "mode": settings.permission_mode,
+            "rules": [
+                {"effect": rule.effect, "rule": rule.text, "source": rule.origin.kind, "where": rule.origin.detail}
+                for rule in rules
+            ],
+            "config_files": files,
+            "protections": list(PROTECTIONS),
+        }
+        out.write(json.dumps(record, indent=2) + "\n")
+        return
+    out.write(f"Permission mode: {settings.permission_mode}\n\n")
+    if rules:
+        out.write("Rules (deny beats ask beats allow):\n")
+        width = max(len(rule.text) for rule in rules)
+        for rule in rules:
+            out.write(f"  {rule.effect:<5}  {rule.text:<{width}}  {rule.origin}\n")
+    else:
+        out.write("No rules: the mode's defaults apply.\n")
+    out.write("\nConfig files:\n")
+    for file in files:
+        out.write(f"  {file['path']}{'' if file['exists'] else '  (not present)'}\n")
+    out.write("\nAlways:\n")
+    for line in PROTECTIONS:
+        out.write(f"  - {line}\n")
+
+
+def print_command_check(settings: Settings, command: str, as_json: bool, out: TextIO) -> None:
+    from mini_agent.shell import classify
+
+    workspace = Workspace.at(settings.cwd, config_files=settings.config_files)
+    verdict = classify(command, workspace)
+    mode = settings.permission_mode
+    decision = check(ToolCall("bash", "exec", {"command": command}), mode, settings.rules, workspace)
+    name, reason = _outcome(decision)
+    if as_json:
+        record = {
+            "command": command,
+            "mode": mode,
+            "decision": name,
+            "reason": reason,
+            "class": verdict.kind,
+            "class_reason": verdict.reason,
+            "parsed": verdict.parsed,
+            "parts": [{"command": part.text, "class": part.kind, "reason": part.reason} for part in verdict.parts],
+        }
+        if isinstance(decision, Ask):
+            record["allow_with"] = [rule.text for grant in decision.grants[:1] for rule in grant.rules]
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return
+    out.write(f"decision: {name} (mode {mode})\n")
+    out.write(f"class:    {verdict.kind}{'' if verdict.parsed else ' (could not be fully parsed)'}\n")
+    out.write(f"reason:   {reason}\n")
+    if len(verdict.parts) > 1:
+        out.write("parts:\n")
+        for part in verdict.parts:
+            out.write(f"  {part.kind:<11} {part.text}  ({part.reason})\n")
+
+
+def _outcome(decision) -> tuple[str, str]:
+    if isinstance(decision, Allow):
+        return "allow", decision.reason
+    if isinstance(decision, Deny):
+        return "deny", decision.message
+    return "ask", decision.reason

@@ -1,0 +1,211 @@
+"""Safety end to end: the installed command in auto mode without a terminal, against the loopback model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from fake_api import answer, tool_use
+
+DESTRUCTIVE = [
+    "rm -rf ~",
+    "rm -rf .",
+    "git reset --hard HEAD~1",
+    "git clean -fdx",
+    "x=rm; $x -rf ~",
+    "$(echo rm) -r src",
+    "echo cm0gLXJmIHNyYw== | base64 -d | sh",
+    "find . -delete",
+    "bash -c 'rm -rf \"$PWD\"'",
+]
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A small git repository with a committed and an uncommitted change, as a user's project would be."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print('hello')\n")
+    (project / "README.md").write_text("# Project\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "."], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=project, check=True)
+    (project / "README.md").write_text("# Project\n\nUncommitted work.\n")
+    (project / "untracked.txt").write_text("keep me\n")
+    return project
+
+
+def snapshot(directory):
+    return {
+        str(path.relative_to(directory)): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file() and ".git" not in path.relative_to(directory).parts
+    }
+
+
+def results(api, index):
+    return api.message_requests[index]["messages"][-1]["content"]
+
+
+def test_in_auto_mode_without_a_terminal_destructive_commands_are_refused_and_nothing_changes(
+    run_cli, api, repo, tmp_path
+):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "precious.txt").write_text("mine\n")
+    before, home_before = snapshot(repo), snapshot(home)
+    calls = [tool_use("bash", {"command": command}, id=f"call{i}") for i, command in enumerate(DESTRUCTIVE)]
+    api.script(answer(*calls), answer("I was not allowed to."))
+    done = run_cli(["-p", "clean everything up", "--permission-mode", "auto"], api, cwd=repo, env={"HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    refused = results(api, 1)
+    assert len(refused) == len(DESTRUCTIVE)
+    for block, command in zip(refused, DESTRUCTIVE, strict=True):
+        assert block["is_error"], command
+        assert "Not run" in block["content"] and "destructive" in block["content"], (command, block["content"])
+    assert snapshot(repo) == before and snapshot(home) == home_before
+    assert "Uncommitted work." in (repo / "README.md").read_text()
+
+
+def test_read_only_commands_run_in_every_mode_without_asking(run_cli, api, repo):
+    api.script(
+        answer(
+            tool_use("bash", {"command": "git status --short && ls src | wc -l"}, id="a"),
+            tool_use("bash", {"command": "grep -rn hello src; git log --oneline -1"}, id="b"),
+        ),
+        answer("Looked."),
+    )
+    done = run_cli(["-p", "look around"], api, cwd=repo)  # default mode, no terminal: nobody to ask
+    assert done.returncode == 0, done.stderr
+    first, second = results(api, 1)
+    assert not first.get("is_error") and "README.md" in first["content"] and "untracked.txt" in first["content"]
+    assert not second.get("is_error") and "print('hello')" in second["content"] and "one" in second["content"]
+
+
+def test_an_edit_outside_the_workspace_is_refused_even_in_auto_mode(run_cli, api, repo, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("untouched\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    api.script(
+        answer(tool_use("read_file", {"path": str(outside)})),
+        answer(
+            tool_use("edit_file", {"path": str(outside), "old_string": "untouched", "new_string": "changed"}, id="e"),
+            tool_use("write_file", {"path": "../sneaky.txt", "content": "x"}, id="w"),
+            tool_use("write_file", {"path": "src/new.py", "content": "x = 1\n"}, id="ok"),
+        ),
+        answer("Done what I could."),
+    )
+    done = run_cli(
+        ["-p", "edit", "--permission-mode", "auto", "--output-format", "json"],
+        api,
+        cwd=repo,
+        env={"TMPDIR": str(scratch)},
+    )
+    assert done.returncode == 0, done.stderr
+    edit, write, inside = results(api, 2)
+    assert edit["is_error"] and "outside the working directory" in edit["content"]
+    assert f"--allow 'edit_file({outside})'" in edit["content"]
+    assert write["is_error"] and not (tmp_path / "sneaky.txt").exists()
+    assert not inside.get("is_error") and (repo / "src" / "new.py").read_text() == "x = 1\n"
+    assert outside.read_text() == "untouched\n"
+    assert json.loads(done.stdout)["result"] == "Done what I could."
+
+
+def test_an_exact_allow_flag_lets_one_destructive_command_through(run_cli, api, repo):
+    api.script(answer(tool_use("bash", {"command": "git reset --hard"})), answer("Reset."))
+    done = run_cli(["-p", "reset", "--allow", "bash(git reset --hard)"], api, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert not results(api, 1)[0].get("is_error")
+    assert "Uncommitted work." not in (repo / "README.md").read_text()
+
+
+def test_bypass_runs_everything_with_a_warning_and_deny_rules_still_hold(run_cli, api, repo):
+    api.script(
+        answer(
+            tool_use("bash", {"command": "rm -rf src"}, id="rm"),
+            tool_use("bash", {"command": "curl -s https://example.com"}, id="curl"),
+        ),
+        answer("Gone."),
+    )
+    done = run_cli(["-p", "go", "--dangerously-skip-permissions", "--deny", "bash(curl *)"], api, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" in done.stderr.decode() and "disposable sandbox" in done.stderr.decode()
+    removed, curl = results(api, 1)
+    assert not removed.get("is_error") and not (repo / "src").exists()
+    assert curl["is_error"] and "denied by the rule deny bash(curl *)" in curl["content"]
+
+
+def test_a_name_resolving_to_loopback_asks_at_connect_time_and_an_always_answer_holds(
+    api, settings_for, tmp_path, monkeypatch
+):
+    """The real agent and web_fetch: the policy sees only a public-looking name; the address is checked later."""
+    import importlib
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    from mini_agent.agent import Agent
+    from mini_agent.permissions import Allow
+    from mini_agent.provider import AnthropicProvider
+    from mini_agent.session import Session
+    from mini_agent.tools import default_tools
+    from mini_agent.tools.base import ToolContext
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"internal dashboard")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    Thread(target=server.serve_forever, daemon=True).start()
+    web_connect = importlib.import_module("mini_agent.tools.web_connect")
+    monkeypatch.setattr(web_connect, "resolve", lambda host, port: ["127.0.0.1"])
+    port = server.server_address[1]
+    asked = []
+
+    def confirm(request):
+        asked.append(request)
+        (grant,) = request.ask.grants
+        return Allow("always", grant.rules)
+
+    api.script(
+        answer(tool_use("web_fetch", {"url": f"http://dash.example:{port}/a"})),
+        answer(tool_use("web_fetch", {"url": f"http://dash.example:{port}/b"})),
+        answer("Seen."),
+    )
+    settings = settings_for(api, permission_mode="auto")
+    agent = Agent(
+        AnthropicProvider(settings, sleep=lambda s: None),
+        default_tools(),
+        settings,
+        Session(),
+        ToolContext(cwd=settings.cwd),
+        "You are a test agent.",
+        lambda event: None,
+        confirm,
+    )
+    try:
+        agent.run_turn("look at the dashboard")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(asked) == 1 and "dash.example resolves to 127.0.0.1, a loopback address" in asked[0].reason
+    for index in (1, 2):
+        block = results(api, index)[0]
+        assert not block.get("is_error") and "internal dashboard" in block["content"]
+
+
+def test_without_a_terminal_a_private_fetch_is_refused_with_the_rule_that_would_allow_it(run_cli, api):
+    api.script(answer(tool_use("web_fetch", {"url": "http://169.254.169.254/latest/meta-data/"})), answer("No."))
+    done = run_cli(["-p", "read the metadata", "--yes"], api)
+    assert done.returncode == 0, done.stderr
+    block = results(api, 1)[0]
+    assert block["is_error"] and "cloud metadata address" in block["content"]
+    assert "--allow 'web_fetch(169.254.169.254)'" in block["content"]
