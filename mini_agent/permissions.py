@@ -144,7 +144,7 @@ def _check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace)
         return Deny(f"Not run: the command is denied by the rule {denied}.")
     if mode == "bypass":
         return Allow("bypass mode runs everything")
-    label = f"{verdict.kind}: {verdict.reason}"
+    label = verdict.reason if verdict.reason.startswith(verdict.kind) else f"{verdict.kind}: {verdict.reason}"
     asked = _first(rules.of("ask", "bash"), lambda rule: any(rule.matches_command(form) for form in forms))
     risky = [part for part in verdict.parts if part.kind != "read-only"]
     if not risky and verdict.kind != "read-only":

@@ -827,9 +827,8 @@ def test_a_redirect_body_is_never_read(server, monkeypatch):
         request.wfile.write(b"z" * 65536)
         request.wait_for_shutdown(30)
 
-    started = time.monotonic()
+    # Reading the stalled body would end in a read timeout (a NetworkError), not in the target's page.
     assert parse(fetch(server.route("/moved", huge_redirect))).content == "arrived"
-    assert time.monotonic() - started < 2.0
 
 
 @pytest.fixture
