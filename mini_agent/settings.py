@@ -64,6 +64,9 @@ class Settings:
     user_dir: Path = field(default_factory=lambda: default_user_dir(os.environ))
     """User-level files: AGENTS.md (global instructions) and memory.md (MINI_AGENT_HOME, else
     $XDG_CONFIG_HOME/mini-agent or ~/.config/mini-agent)."""
+    data_dir: Path = field(default_factory=lambda: default_data_dir(os.environ))
+    """Sessions, snapshots for undo and input history (MINI_AGENT_HOME, else $XDG_DATA_HOME/mini-agent or
+    ~/.local/share/mini-agent)."""
     context_budget: float = 0.10
     """Share of the context window that injected context blocks may use (MINI_AGENT_CONTEXT_BUDGET)."""
     context_timeout: float = 0.5
@@ -102,6 +105,13 @@ def default_user_dir(env: Mapping[str, str]) -> Path:
     return Path(config) / "mini-agent"
 
 
+def default_data_dir(env: Mapping[str, str]) -> Path:
+    if env.get("MINI_AGENT_HOME"):
+        return Path(env["MINI_AGENT_HOME"]).expanduser()
+    data = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data) / "mini-agent"
+
+
 def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
     """Values of the variables whose names look secret, long enough to be keys rather than flags."""
     return tuple(
@@ -118,6 +128,7 @@ def from_environment(env: Mapping[str, str] | None = None, **overrides: object) 
         "api_key": env.get("ANTHROPIC_API_KEY") or None,
         "auth_token": env.get("ANTHROPIC_AUTH_TOKEN") or None,
         "user_dir": default_user_dir(env),
+        "data_dir": default_data_dir(env),
         "compact_model": env.get("MINI_AGENT_COMPACT_MODEL") or None,
         "env_secrets": secret_values(env),
     }

@@ -68,6 +68,7 @@ def settings_for(tmp_path):
             request_timeout=10.0,
             cwd=tmp_path,
             user_dir=tmp_path / "mini-agent-home",
+            data_dir=tmp_path / "mini-agent-home",
         )
         values.update(overrides)
         return Settings(**values)
