@@ -50,6 +50,11 @@ def run(
     base_url: str | None = typer.Option(
         None, "--base-url", help="Anthropic-compatible endpoint [env: ANTHROPIC_BASE_URL]."
     ),
+    provider: str | None = typer.Option(
+        None,
+        "--provider",
+        help="anthropic | deepseek | ollama | vllm | openrouter: sets the base URL, default model and key variable.",
+    ),
     permission_mode: str | None = typer.Option(None, "--permission-mode", help="default | accept-edits | auto | plan."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Same as --permission-mode auto."),
     allow: list[str] = typer.Option(
@@ -98,13 +103,14 @@ def run(
     mode = "bypass" if skip_permissions else "auto" if yes else permission_mode
     if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
         _fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
-    context.obj = {"allow": allow, "deny": deny, "mode": mode}
+    context.obj = {"allow": allow, "deny": deny, "mode": mode, "provider": provider, "model": model}
     if context.invoked_subcommand is not None:
         return
     try:
         settings = _settings(
             allow,
             deny,
+            provider=provider,
             model=model,
             base_url=base_url,
             permission_mode=mode,
@@ -169,17 +175,17 @@ def check_command(
 
 
 def _settings(allow: list[str], deny: list[str], **overrides):
-    """Settings from the environment, the config files' rules, and flags (which win)."""
-    import os
-    from pathlib import Path
+    """Settings from the config files, the environment and flags (which win), with notices printed."""
+    return _resolved(allow, deny, **overrides).settings
 
-    from mini_agent.config_files import load_rules, project_config, user_config
-    from mini_agent.settings import default_user_dir, from_environment
 
-    user_dir, cwd = default_user_dir(os.environ), Path.cwd()
-    rules = load_rules(user_dir, cwd, allow, deny)
-    files = (user_config(user_dir), project_config(cwd) or cwd / ".mini-agent" / "config.toml")
-    return from_environment(rules=rules, config_files=files, **overrides)
+def _resolved(allow: list[str], deny: list[str], **overrides):
+    from mini_agent.config import resolve
+
+    resolved = resolve(flags=overrides, allow=allow, deny=deny)
+    for notice in resolved.notices:
+        print(f"mini-agent: {notice}", file=sys.stderr)
+    return resolved
 
 
 def _settings_or_exit(allow: list[str], deny: list[str], **overrides):
@@ -188,6 +194,29 @@ def _settings_or_exit(allow: list[str], deny: list[str], **overrides):
     except MiniAgentError as exc:
         print(f"mini-agent: {exc}", file=sys.stderr)
         raise typer.Exit(int(exc.exit_status)) from None
+
+
+@app.command("config")
+def config_command(
+    context: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """Show the effective settings and where each came from (defaults, config files, environment, flags)."""
+    from mini_agent.ui.config_view import print_config
+
+    options = context.obj or {}
+    try:
+        resolved = _resolved(
+            options.get("allow", []),
+            options.get("deny", []),
+            permission_mode=options.get("mode"),
+            provider=options.get("provider"),
+            model=options.get("model"),
+        )
+    except MiniAgentError as exc:
+        print(f"mini-agent: {exc}", file=sys.stderr)
+        raise typer.Exit(int(exc.exit_status)) from None
+    print_config(resolved, as_json, sys.stdout)
 
 
 def _warn_bypass() -> None:

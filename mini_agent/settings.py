@@ -29,6 +29,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 class Settings:
     model: str = DEFAULT_MODEL
     """Model id sent with every request (--model, ANTHROPIC_MODEL)."""
+    provider: str | None = None
+    """The provider preset the base URL, model and key variable came from (--provider, config), if any."""
     base_url: str = DEFAULT_BASE_URL
     """Endpoint of an Anthropic-compatible Messages API (--base-url, ANTHROPIC_BASE_URL)."""
     api_key: str | None = field(default=None, repr=False)
@@ -120,40 +122,13 @@ def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def from_environment(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-    """Settings from the environment, then explicit overrides (flags) where given (not None)."""
-    env = os.environ if env is None else env
-    values: dict[str, object] = {
-        "model": env.get("ANTHROPIC_MODEL") or DEFAULT_MODEL,
-        "base_url": env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-        "api_key": env.get("ANTHROPIC_API_KEY") or None,
-        "auth_token": env.get("ANTHROPIC_AUTH_TOKEN") or None,
-        "user_dir": default_user_dir(env),
-        "data_dir": default_data_dir(env),
-        "compact_model": env.get("MINI_AGENT_COMPACT_MODEL") or None,
-        "env_secrets": secret_values(env),
-    }
-    numeric = {
-        "max_retries": ("MINI_AGENT_MAX_RETRIES", int),
-        "retry_base_delay": ("MINI_AGENT_RETRY_BASE_DELAY", float),
-        "request_timeout": ("MINI_AGENT_TIMEOUT", float),
-        "context_window": ("MINI_AGENT_CONTEXT_WINDOW", int),
-        "context_budget": ("MINI_AGENT_CONTEXT_BUDGET", float),
-        "compact_threshold": ("MINI_AGENT_COMPACT_THRESHOLD", float),
-        "context_timeout": ("MINI_AGENT_CONTEXT_TIMEOUT", float),
-    }
-    for name, (variable, kind) in numeric.items():
-        if env.get(variable):
-            try:
-                values[name] = kind(env[variable])
-            except ValueError:
-                raise ConfigError(f"{variable} must be a number, got {env[variable]!r}.") from None
-    values.update({name: value for name, value in overrides.items() if value is not None})
-    settings = Settings(**values)  # type: ignore[arg-type]
-    _check(settings)
-    return settings
+    """Settings from the environment, then explicit overrides (flags) where given; no config file is read."""
+    from mini_agent.config import resolve
+
+    return resolve(env, overrides, files=False).settings
 
 
-def _check(settings: Settings) -> None:
+def check_settings(settings: Settings) -> None:
     if settings.permission_mode not in (*PERMISSION_MODES, "bypass"):
         raise ConfigError(
             f"Unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}."

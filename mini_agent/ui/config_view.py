@@ -1,0 +1,59 @@
+"""`mini-agent config`: every effective setting, where it came from, the key masked."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+from typing import TextIO
+
+from mini_agent.config import Resolved
+
+HIDDEN = {"api_key", "auth_token", "env_secrets", "rules", "config_files"}
+"""Never printed as values (credentials), or shown by `mini-agent permissions` instead."""
+
+
+def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
+    settings = resolved.settings
+    rows = []
+    for item in fields(settings):
+        if item.name in HIDDEN:
+            continue
+        value = getattr(settings, item.name)
+        shown = str(value) if isinstance(value, Path) else value
+        rows.append((item.name, shown, resolved.sources.get(item.name, "default")))
+    key = _key_row(resolved)
+    files = [{"path": str(path), "exists": path.is_file()} for path in settings.config_files]
+    if as_json:
+        record = {
+            "settings": {name: {"value": value, "source": source} for name, value, source in rows},
+            "key": key,
+            "config_files": files,
+            "notices": list(resolved.notices),
+        }
+        out.write(json.dumps(record, indent=2, default=str) + "\n")
+        return
+    width = max(len(name) for name, _, _ in rows)
+    for name, value, source in rows:
+        out.write(f"{name:<{width}}  {_text(value)}  ({source})\n")
+    out.write(f"{'key':<{width}}  {key['shown']}  ({key['source']})\n")
+    out.write("\nConfig files:\n")
+    for file in files:
+        out.write(f"  {file['path']}{'' if file['exists'] else '  (not present)'}\n")
+    for notice in resolved.notices:
+        out.write(f"! {notice}\n")
+
+
+def _key_row(resolved: Resolved) -> dict:
+    settings = resolved.settings
+    value = settings.api_key or settings.auth_token
+    how = "x-api-key" if settings.api_key else "bearer token"
+    if not value:
+        return {"set": False, "shown": "not set", "source": "set ANTHROPIC_API_KEY or the provider's variable"}
+    shown = f"**** ({len(value)} characters) as {how}"
+    source = f"env {resolved.key_variable}" if resolved.key_variable else "provider placeholder"
+    return {"set": True, "shown": shown, "source": source}
+
+
+def _text(value: object) -> str:
+    return "(none)" if value is None else str(value)
