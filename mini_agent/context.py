@@ -7,11 +7,11 @@ its own tagged text block beside the user's text, never mixed into it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import quoteattr, unescape
 
 P0, P1, P2 = 0, 1, 2
 """P0 is never dropped; P2 goes first when the budget is tight."""
@@ -122,16 +122,62 @@ def is_injected(block: dict) -> bool:
 
 @dataclass
 class Ledger:
-    """What each block looked like when last sent, so unchanged blocks are not sent again."""
+    """What each block looked like when last sent, so unchanged blocks are not sent again.
+
+    Keyed by name, holding the block as rendered: the very text the model saw, which is also what a stored
+    transcript holds, so a resumed session rebuilds the ledger exactly from its messages.
+    """
 
     sent: dict[str, str] = field(default_factory=dict)
 
     def is_new(self, block: ContextBlock) -> bool:
-        return self.sent.get(block.name) != block.text
+        return self.sent.get(block.name) != block.render()
 
     def mark(self, block: ContextBlock) -> None:
-        self.sent[block.name] = block.text
+        self.sent[block.name] = block.render()
 
     def forget(self) -> None:
         """After compaction the earlier blocks are gone from the model's view: everything is new again."""
         self.sent.clear()
+
+    def keep(self, names: Iterable[str]) -> None:
+        """Forget every block but these (a compaction that showed them again)."""
+        wanted = set(names)
+        self.sent = {name: rendered for name, rendered in self.sent.items() if name in wanted}
+
+    def rebuild(self, messages: Iterable[dict]) -> None:
+        """Mark every context block found in these messages as sent, in order (a later one wins)."""
+        for message in messages:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else ():
+                if is_injected(block):
+                    self.mark_rendered(block["text"])
+
+    def mark_rendered(self, rendered: str) -> bool:
+        """Mark a block as the transcript holds it (`ContextBlock.render`'s output); False if it is not one."""
+        header = Ledger.header(rendered)
+        if header is None:
+            return False
+        self.sent[header[0]] = rendered
+        return True
+
+    def priority(self, name: str) -> int | None:
+        """The priority the block of this name was sent with; None when it was not sent."""
+        rendered = self.sent.get(name)
+        header = Ledger.header(rendered) if rendered is not None else None
+        return header[1] if header else None
+
+    @staticmethod
+    def header(rendered: str) -> tuple[str, int] | None:
+        """Name and priority of a rendered block: the inverse of the first line `ContextBlock.render` writes."""
+        if not rendered.startswith(CONTEXT_OPEN) or not rendered.endswith("\n</context>"):
+            return None
+        line = rendered[len(CONTEXT_OPEN) : rendered.find("\n")]
+        quoted, _, priority = line.rpartition(" priority=")
+        # quoteattr escapes newlines, so the first line is the whole opening tag; the name is its first attribute.
+        if len(quoted) < 2 or quoted[0] != quoted[-1] or quoted[0] not in "\"'":
+            return None
+        if priority not in ('"P0">', '"P1">', '"P2">'):
+            return None
+        # Beyond &, < and > (which `unescape` undoes by itself), quoteattr escapes quotes and whitespace.
+        return unescape(quoted[1:-1], {"&quot;": '"', "&#10;": "\n", "&#13;": "\r", "&#9;": "\t"}), int(priority[2])

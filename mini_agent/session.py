@@ -1,12 +1,15 @@
 """The conversation: the model's view of the transcript, the full log, the turn's request, hints, usage.
 
 `messages` is what the next request sends. `log` is append-only and keeps everything: each message as it was
-added and, at each compaction, a marker holding the compacted view and its summary. Nothing is lost, and
-`Session.restore(log)` rebuilds the exact view a resumed session must continue from.
+added (a user turn with the words as typed beside it), each reply's usage, each change of the runtime hints and,
+at each compaction, a marker holding the compacted view and its summary. Nothing is lost, and
+`Session.restore(log)` rebuilds the exact session a resumed run must continue from. `attach` sends every new
+entry to a sink (the session file) the moment it is logged.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mini_agent.instructions import explicit_instructions
@@ -14,6 +17,8 @@ from mini_agent.messages import MessageParam
 from mini_agent.usage import Usage
 
 SUMMARY_HINT = "context_summary"
+
+Sink = Callable[[dict], None]
 
 
 @dataclass
@@ -30,8 +35,17 @@ class Session:
     instructions: list[str] = field(default_factory=list)
     """Every explicit instruction the user typed, verbatim, in order: compaction must keep them all."""
     log: list[dict] = field(default_factory=list)
-    """Append-only record: {"type": "message", ...} and {"type": "compaction", ...} entries."""
+    """Append-only record: "message", "usage", "hints" and "compaction" entries, in the order they happened."""
     compactions: int = 0
+    _sink: Sink | None = field(default=None, init=False, repr=False, compare=False)
+    _logged_hints: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """The hints as the log last recorded them; a change is logged before the next message."""
+    _view_is_logged: bool = field(default=False, init=False, repr=False, compare=False)
+    """`messages` is the very list a compaction entry holds: copy it before changing it."""
+
+    def attach(self, sink: Sink | None) -> None:
+        """Also send every entry logged from now on to `sink` (a session file), at once and in order."""
+        self._sink = sink
 
     def begin_turn(self, text: str, blocks: list[dict] | tuple = ()) -> None:
         """Record what the user typed, as typed, with injected context as separate blocks after it."""
@@ -39,11 +53,11 @@ class Session:
         for instruction in explicit_instructions(text):
             if instruction not in self.instructions:
                 self.instructions.append(instruction)
-        self.append({"role": "user", "content": [{"type": "text", "text": text}, *blocks]})
+        # `typed` holds the user's words apart from the injected context, first so a listing finds it early.
+        self._append({"role": "user", "content": [{"type": "text", "text": text}, *blocks]}, {"typed": text})
 
     def append(self, message: MessageParam) -> None:
-        self.log.append({"type": "message", "message": message})
-        _append_merged(self.messages, message)
+        self._append(message, {})
 
     def replace_view(self, messages: list[MessageParam], summary_hint: str | None, detail: dict) -> None:
         """Compaction: the model sees `messages` from now on; the log keeps the full history and a marker."""
@@ -51,12 +65,15 @@ class Session:
         if summary_hint is not None:
             self.hints[SUMMARY_HINT] = summary_hint
         self.messages = messages
-        self.log.append(
+        self._view_is_logged = True
+        self._logged_hints = dict(self.hints)
+        self._log(
             {
                 "type": "compaction",
                 "view": messages,
                 "summary_hint": self.hints.get(SUMMARY_HINT),
                 "instructions": list(self.instructions),
+                "hints": dict(self.hints),
                 **detail,
             }
         )
@@ -64,28 +81,53 @@ class Session:
     def record_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage
         self.last_usage = usage
+        self._log({"type": "usage", "usage": usage.to_dict()})
+
+    def _append(self, message: MessageParam, extra: dict) -> None:
+        if self.hints != self._logged_hints:
+            # Hints change between messages (a tool marked degraded while its results were built); logged
+            # before the message, so a restored session sends the next request with the same system prompt.
+            self._logged_hints = dict(self.hints)
+            self._log({"type": "hints", "hints": dict(self.hints)})
+        self._log({"type": "message", **extra, "message": message})
+        if self._view_is_logged:
+            self.messages, self._view_is_logged = list(self.messages), False
+        _append_merged(self.messages, message)
+
+    def _log(self, entry: dict) -> None:
+        self.log.append(entry)
+        if self._sink is not None:
+            self._sink(entry)
 
     @classmethod
     def restore(cls, log: list[dict]) -> Session:
         """The session a log describes: the last compacted view plus everything appended after it."""
         session = cls(log=list(log))
         for entry in log:
-            if entry["type"] == "compaction":
-                session.messages = list(entry["view"])
-                session.compactions += 1
-                if entry.get("summary_hint"):
-                    session.hints[SUMMARY_HINT] = entry["summary_hint"]
-                session.instructions = list(entry.get("instructions", session.instructions))
-            elif entry["type"] == "message":
+            kind = entry["type"]
+            if kind == "message":
                 message = entry["message"]
                 _append_merged(session.messages, message)
-                if message["role"] == "user":
-                    typed = _typed_text(message)
-                    if typed is not None:
-                        session.request = typed
-                        for instruction in explicit_instructions(typed):
-                            if instruction not in session.instructions:
-                                session.instructions.append(instruction)
+                typed = entry.get("typed")
+                if typed is not None:
+                    session.request = typed
+                    for instruction in explicit_instructions(typed):
+                        if instruction not in session.instructions:
+                            session.instructions.append(instruction)
+            elif kind == "usage":
+                usage = Usage(**entry["usage"])
+                session.usage, session.last_usage = session.usage + usage, usage
+            elif kind == "hints":
+                session.hints = dict(entry["hints"])
+            elif kind == "compaction":
+                session.messages = list(entry["view"])
+                session.compactions += 1
+                if "hints" in entry:
+                    session.hints = dict(entry["hints"])
+                elif entry.get("summary_hint"):
+                    session.hints[SUMMARY_HINT] = entry["summary_hint"]
+                session.instructions = list(entry.get("instructions", session.instructions))
+        session._logged_hints = dict(session.hints)
         return session
 
 
@@ -103,16 +145,3 @@ def _append_merged(messages: list[MessageParam], message: MessageParam) -> None:
 def _blocks(message: MessageParam) -> list:
     content = message["content"]
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
-def _typed_text(message: MessageParam) -> str | None:
-    """The user's own words in a message begun by begin_turn (its first block), None for tool results."""
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    first = content[0] if content else None
-    if first and first.get("type") == "text":
-        from mini_agent.context import is_injected
-
-        return None if is_injected(first) else first["text"]
-    return None

@@ -1,0 +1,19 @@
+"""Persistent sessions: one JSONL file per session, listed per project, loaded and continued (--continue,
+--resume). `journal` writes and reads one file, `store` finds files, `resume` puts a loaded session back into
+an agent."""
+
+from mini_agent.sessions.journal import SessionBusy, SessionChanged, SessionWriter
+from mini_agent.sessions.resume import resume_into
+from mini_agent.sessions.store import LoadedSession, SessionInfo, SessionNotFound, SessionStore, project_key
+
+__all__ = [
+    "LoadedSession",
+    "SessionBusy",
+    "SessionChanged",
+    "SessionInfo",
+    "SessionNotFound",
+    "SessionStore",
+    "SessionWriter",
+    "project_key",
+    "resume_into",
+]
