@@ -1,0 +1,215 @@
+"""Snapshots of a working tree as commits in a shadow repository, and what changed between two of them.
+
+A snapshot holds every file git would see with the project's ignore rules, untracked ones included, ignored
+ones and the project's .git left out; it works the same in a directory that is not a git repository. Files
+over a size limit and nested repositories are left out too, and listed in the snapshot's commit message, so
+an undo knows it cannot vouch for them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from mini_agent.undo.shadow import GIT_TIMEOUT, REF, ZERO_OID, Entry, ShadowGit, SnapshotError, TooCostly
+
+if TYPE_CHECKING:
+    from mini_agent.undo.restore import RestoreResult
+
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""Larger files are left out of snapshots, so one log file or data dump cannot balloon the store."""
+MAX_NEW_FILES = 200_000
+"""A snapshot that would hash more files than this is refused: the directory is likely home, not a project."""
+_HEADER = "mini-agent snapshot"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A file a turn changed, relative to the working tree."""
+
+    path: str
+    kind: Literal["added", "modified", "deleted"]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A path a snapshot left out; `stamp` (size and mtime) tells whether it changed between two snapshots."""
+
+    path: str
+    why: str
+    stamp: str = ""
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A path that differs between two snapshots: its entry in each (None where it does not exist)."""
+
+    path: bytes
+    old: Entry | None
+    new: Entry | None
+
+    @property
+    def change(self) -> Change:
+        kind = "added" if self.old is None else "deleted" if self.new is None else "modified"
+        return Change(os.fsdecode(self.path), kind)
+
+
+class Snapshots:
+    """Takes snapshots of `work_tree` into the bare repository `store` and restores files from them."""
+
+    def __init__(
+        self,
+        work_tree: Path,
+        store: Path,
+        *,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        max_new_files: int = MAX_NEW_FILES,
+        timeout: float = GIT_TIMEOUT,
+    ) -> None:
+        self.git = ShadowGit(work_tree, store, timeout)
+        self.max_file_bytes = max_file_bytes
+        self.max_new_files = max_new_files
+        self.problem = ""
+        """Why the last take() returned None."""
+        self.skipped: tuple[Skipped, ...] = ()
+        """What the last successful take() left out."""
+        self._disabled = ""
+        self._skipped_by_commit: dict[str, tuple[Skipped, ...]] = {}
+
+    @property
+    def work_tree(self) -> Path:
+        return self.git.work_tree
+
+    def take(self) -> str | None:
+        """A snapshot of the tree as it is now (a commit id), or None with the reason in `problem`."""
+        if self._disabled:
+            self.problem = self._disabled
+            return None
+        try:
+            commit, self.skipped = self._take()
+        except TooCostly as error:
+            self.problem = self._disabled = f"{error}; snapshots are off for this session"
+            return None
+        except SnapshotError as error:
+            self.problem = str(error)
+            return None
+        except Exception as error:  # a failing snapshot must never stop the user's turn
+            self.problem = f"{type(error).__name__}: {error}"
+            return None
+        self.problem = ""
+        self._skipped_by_commit[commit] = self.skipped
+        return commit
+
+    def changes(self, before: str, after: str) -> list[Change]:
+        """Every file that differs between two snapshots, except paths either of them left out."""
+        return [delta.change for delta in self.deltas(before, after)]
+
+    def restore(self, before: str, after: str, *, force: bool = False) -> RestoreResult:
+        """Put every file that changed from `before` to `after` back as it was in `before`; see restore.py."""
+        from mini_agent.undo.restore import restore
+
+        return restore(self, before, after, force=force)
+
+    def deltas(self, before: str, after: str, *, covered_only: bool = True) -> list[Delta]:
+        """The paths that differ between two snapshots with both entries; covered_only drops left-out paths."""
+        raw = self.git.run("diff-tree", "-r", "-z", "--no-renames", before, after)
+        deltas = parse_raw_diff(raw)
+        if not covered_only:
+            return deltas
+        left_out = {skip.path for skip in self.skipped_in(before) + self.skipped_in(after)}
+        return [delta for delta in deltas if not covered_by(os.fsdecode(delta.path), left_out)]
+
+    def skipped_in(self, commit: str) -> tuple[Skipped, ...]:
+        """The paths a snapshot left out, read back from its commit message."""
+        if commit not in self._skipped_by_commit:
+            _headers, _title, body = self.git.run("cat-file", "commit", commit).split(b"\n\n", 2)
+            listed = json.loads(body).get("skipped", [])
+            self._skipped_by_commit[commit] = tuple(Skipped(*fields) for fields in listed)
+        return self._skipped_by_commit[commit]
+
+    def _take(self) -> tuple[str, tuple[Skipped, ...]]:
+        self.git.ensure_store()
+        # git writes index.lock beside the index: a private copy means two sessions on one project never
+        # block each other, and a crash leaves no stale lock behind. copy2 keeps the mtime git's racy check needs.
+        index = self.git.store / f"index-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        try:
+            if self.git.index.exists():
+                shutil.copy2(self.git.index, index)
+            listed = self.git.run("ls-files", "-z", "--others", "--modified", "--exclude-standard", index=index)
+            add, remove, skipped = self._sort_out(sorted(set(filter(None, listed.split(b"\0")))))
+            if len(add) > self.max_new_files:
+                raise TooCostly(
+                    f"too many files to snapshot in {self.work_tree} ({len(add):,} new or changed, "
+                    f"the limit is {self.max_new_files:,})"
+                )
+            if remove:
+                # --index-info, because `update-index --remove` refuses a tracked file that became a directory.
+                removals = b"".join(b"0 " + ZERO_OID.encode() + b"\t" + path + b"\0" for path in remove)
+                self.git.run("update-index", "-z", "--index-info", input=removals, index=index)
+            if add:
+                self.git.run("update-index", "--add", "--replace", "-z", "--stdin", input=b"\0".join(add), index=index)
+            tree = self.git.run("write-tree", index=index).decode().strip()
+            message = f"{_HEADER}\n\n{json.dumps({'skipped': [astuple(skip) for skip in skipped]})}"
+            commit = self.git.run("commit-tree", tree, "-m", message, index=index).decode().strip()
+            self.git.run("update-ref", "-m", "snapshot", REF, commit, index=index)
+            os.replace(index, self.git.index)
+        finally:
+            index.unlink(missing_ok=True)
+        return commit, tuple(skipped)
+
+    def _sort_out(self, paths: list[bytes]) -> tuple[list[bytes], list[bytes], list[Skipped]]:
+        """Split what ls-files listed into files to (re)hash, entries to drop, and paths to leave out."""
+        root = os.fsencode(self.work_tree)
+        add: list[bytes] = []
+        remove: list[bytes] = []
+        skipped: list[Skipped] = []
+        for path in paths:
+            full = os.path.join(root, path.rstrip(b"/"))
+            try:
+                info = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                remove.append(path)
+                continue
+            if path.endswith(b"/"):  # ls-files lists an untracked directory only when it is a repository
+                skipped.append(Skipped(os.fsdecode(path), "a nested git repository", stamp_of(info)))
+            elif stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes:
+                limit = self.max_file_bytes / 1024 / 1024
+                skipped.append(Skipped(os.fsdecode(path), f"larger than {limit:g} MB", stamp_of(info)))
+                remove.append(path)
+            elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                add.append(path)
+            else:  # a tracked file replaced by a directory (its files are listed on their own), or a fifo
+                remove.append(path)
+        return add, remove, skipped
+
+
+def stamp_of(info: os.stat_result) -> str:
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+def covered_by(path: str, left_out: set[str]) -> bool:
+    """Whether path is one of the left-out paths or lies under a left-out directory ("sub/")."""
+    if path in left_out:
+        return True
+    return any(skip.endswith("/") and path.startswith(skip) for skip in left_out)
+
+
+def parse_raw_diff(raw: bytes) -> list[Delta]:
+    """`git diff-tree -r -z` output (":oldmode newmode oldoid newoid status NUL path NUL" each) as deltas."""
+    fields = raw.split(b"\0")
+    deltas = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(b":"):
+            continue
+        old_mode, new_mode, old_oid, new_oid, _status = meta[1:].decode().split(" ")
+        deltas.append(Delta(path, _entry(old_mode, old_oid), _entry(new_mode, new_oid)))
+    return deltas
+
+
+def _entry(mode: str, oid: str) -> Entry | None:
+    return None if mode == "000000" else Entry(mode, oid)

@@ -1,0 +1,147 @@
+"""Turn by turn undo: a snapshot before a turn's first change and one after the turn, popped by /undo.
+
+The integrator calls `begin_turn()` when a turn starts, `before_change()` just before each write or exec tool
+runs (only the first call of a turn takes a snapshot, so read-only turns cost nothing), and `end_turn()` when
+the turn ends, also after an error or Ctrl-C. `/undo` calls `undo()`, and the next turn tells the model what
+happened with `undo_notice(report)`.
+
+The stack lives in memory. To keep it across `--resume`, log the Checkpoint that `end_turn()` returns and each
+undo, then rebuild with `UndoStack(snapshots, checkpoints)`: the snapshot commits stay in the store, reachable
+from the reflog of refs/mini-agent/snapshots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mini_agent.undo.restore import RestoreResult
+from mini_agent.undo.shadow import SnapshotError
+from mini_agent.undo.snapshots import Snapshots
+
+NOTICE_PATHS = 20
+"""Paths named per kind in the model's notice; the rest are counted."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A turn that changed files: snapshot commits from before its first change and from its end."""
+
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Unrecorded:
+    """A turn that ran write or exec tools, but whose snapshots failed: it cannot be undone."""
+
+    problem: str
+
+
+@dataclass(frozen=True)
+class UndoReport:
+    result: RestoreResult | None = None
+    """What was restored; None when nothing was."""
+    problem: str = ""
+    """Why nothing was restored, in words for the user."""
+    remaining: int = 0
+    """Turns that can still be undone after this one."""
+
+
+class UndoStack:
+    def __init__(self, snapshots: Snapshots, checkpoints: Iterable[Checkpoint] = ()) -> None:
+        self.snapshots = snapshots
+        self._turns: list[Checkpoint | Unrecorded] = list(checkpoints)
+        self._changing = False
+        self._before: str | None = None
+
+    @property
+    def checkpoints(self) -> tuple[Checkpoint | Unrecorded, ...]:
+        return tuple(self._turns)
+
+    def begin_turn(self) -> None:
+        self._changing = False
+        self._before = None
+
+    def before_change(self) -> None:
+        """Take the turn's before-snapshot, once; call it before every write or exec tool."""
+        if not self._changing:
+            self._changing = True
+            self._before = self.snapshots.take()
+
+    def end_turn(self) -> Checkpoint | None:
+        """Take the after-snapshot of a turn that may have changed files; the checkpoint pushed, if any."""
+        if not self._changing:
+            return None
+        self._changing = False
+        before, self._before = self._before, None
+        if before is None:
+            self._turns.append(Unrecorded(f"no snapshot before its changes ({self.snapshots.problem})"))
+            return None
+        after = self.snapshots.take()
+        if after is None:
+            self._turns.append(Unrecorded(f"no snapshot after its changes ({self.snapshots.problem})"))
+            return None
+        try:
+            if not self.snapshots.changes(before, after):
+                return None
+        except SnapshotError:
+            pass  # keep it: an undo that finds nothing to do is better than one that is missing
+        checkpoint = Checkpoint(before, after)
+        self._turns.append(checkpoint)
+        return checkpoint
+
+    def undo(self, *, force: bool = False) -> UndoReport:
+        """Restore the files of the last turn that changed any and forget that turn; repeat to go further back."""
+        if not self._turns:
+            return UndoReport(problem="Nothing to undo: no turn of this session changed files.")
+        turn = self._turns.pop()
+        if isinstance(turn, Unrecorded):
+            return UndoReport(
+                problem=f"The last turn that ran tools cannot be undone: {turn.problem}.", remaining=len(self._turns)
+            )
+        try:
+            result = self.snapshots.restore(turn.before, turn.after, force=force)
+        except SnapshotError as error:
+            self._turns.append(turn)  # nothing was written: the user can try again
+            return UndoReport(problem=f"Undo failed, no file was changed: {error}.", remaining=len(self._turns))
+        return UndoReport(result, remaining=len(self._turns))
+
+
+def undo_notice(report: UndoReport) -> str:
+    """What the model is told at the start of the next turn; empty when the undo restored nothing."""
+    result = report.result
+    if result is None or not (result.undone or result.conflicts or result.failed):
+        return ""
+    by_kind = {
+        "modified": "restored the earlier content of",
+        "added": "deleted the new files",
+        "deleted": "recreated the deleted files",
+    }
+    parts = []
+    for kind, verb in by_kind.items():
+        paths = [change.path for change in result.undone if change.kind == kind]
+        if paths:
+            parts.append(f"{verb} {_listing(paths)}")
+    lines = [
+        "The user undid the file changes of your last turn that changed files (/undo)"
+        + (": " + "; ".join(parts) + "." if parts else ".")
+    ]
+    if result.conflicts:
+        lines.append(f"Left as they are, because the user changed them after your turn: {_listing(result.conflicts)}.")
+    if result.failed:
+        lines.append("Could not be restored: " + _listing([f"{path} ({why})" for path, why in result.failed]) + ".")
+    if result.not_covered:
+        lines.append(
+            "Not covered by the undo (too large or nested repositories), so possibly still as you left them: "
+            + _listing([skip.path for skip in result.not_covered])
+            + "."
+        )
+    lines.append("Do not redo those changes unless the user asks again; read files again before editing them.")
+    return "\n".join(lines)
+
+
+def _listing(items: Iterable[str]) -> str:
+    items = list(items)
+    shown = ", ".join(items[:NOTICE_PATHS])
+    return shown if len(items) <= NOTICE_PATHS else f"{shown} and {len(items) - NOTICE_PATHS} more"
