@@ -1,0 +1,332 @@
+"""The interactive REPL's view of a turn: streamed Markdown, one line per tool call, a spinner, a status line.
+
+Everything printed fits the console: one-line items are cut with an ellipsis rather than wrapped, NO_COLOR
+(rich reads it) drops colour, and a console that cannot encode UTF-8 gets ASCII glyphs.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mini_agent.events import (
+    AssistantMessage,
+    Compacted,
+    ContextInjected,
+    Event,
+    HintChanged,
+    Notice,
+    ReplyDiscarded,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+)
+from mini_agent.messages import tool_uses
+from mini_agent.pricing import cost
+from mini_agent.ui.markdown_stream import MarkdownStream, encodable
+from mini_agent.ui.render import describe_call, first_line
+
+if TYPE_CHECKING:
+    from mini_agent.agent import TurnResult
+    from mini_agent.session import Session
+
+DETAIL_LINES = 4
+"""Lines of an error's detail (or of a failed command's output) under its tool line."""
+DIFF_LINES = 24
+_EXIT_CODE = re.compile(r"^exit code: (\d+)", re.MULTILINE)
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+_HINT = re.compile(r"<system_hint\b.*?</system_hint>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Glyphs:
+    call: str
+    ok: str
+    fail: str
+    separator: str
+    ellipsis: str
+    spinner: str
+    """The name of one of rich's spinners."""
+
+
+UNICODE = Glyphs(call="●", ok="✓", fail="✗", separator=" · ", ellipsis="…", spinner="dots")
+ASCII = Glyphs(call="*", ok="+", fail="x", separator=" | ", ellipsis="...", spinner="line")
+
+
+def glyphs_for(console) -> Glyphs:
+    return UNICODE if console.encoding.startswith("utf") else ASCII
+
+
+def clip(text: str, width: int, ellipsis: str = "…") -> str:
+    """`text` cut to `width` terminal cells, ending with `ellipsis` when something was cut."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= width:
+        return text
+    if width <= cell_len(ellipsis):
+        return set_cell_size(ellipsis, max(0, width))
+    return set_cell_size(text, width - cell_len(ellipsis)).rstrip() + ellipsis
+
+
+class Spinner:
+    """A transient line, frame + label + elapsed seconds, animated by rich's Live on its own thread."""
+
+    def __init__(self, console, glyphs: Glyphs, clock: Callable[[], float]) -> None:
+        self.console, self.glyphs, self.clock = console, glyphs, clock
+        self.label, self.since = "", 0.0
+        self._live = None
+        self._frames = None
+
+    @property
+    def running(self) -> bool:
+        return self._live is not None
+
+    def show(self, label: str, since: float) -> None:
+        self.label, self.since = label, since
+        if self._live is None and self.console.is_terminal and not self.console.is_dumb_terminal:
+            from rich.live import Live
+            from rich.spinner import Spinner as Frames
+
+            self._frames = Frames(self.glyphs.spinner)
+            self._live = Live(
+                self,
+                console=self.console,
+                transient=True,
+                refresh_per_second=10,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start(refresh=True)
+
+    def stop(self) -> None:
+        """Erase the line; safe to call at any time, also while unwinding from Ctrl-C."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+    def __rich_console__(self, console, options):
+        from rich.text import Text
+
+        frame = self._frames.render(self.clock()).plain if self._frames else ""
+        elapsed = f"{self.glyphs.separator}{self.clock() - self.since:.0f}s"
+        room = options.max_width - len(frame) - len(elapsed) - 1
+        label = clip(encodable(console, self.label), room, self.glyphs.ellipsis)
+        yield Text.assemble((frame, "cyan"), " ", label, (elapsed, "dim"), no_wrap=True, overflow="crop")
+
+
+class ReplRenderer:
+    """Consumes the core's events for the REPL. Wrap each turn in `turn()`, then call `turn_finished`."""
+
+    def __init__(self, console, trace: bool = False, *, model: str = "", clock: Callable[[], float] = time.monotonic):
+        self.console = console
+        self.trace = trace
+        self.model = model
+        self.clock = clock
+        self.glyphs = glyphs_for(console)
+        self.stream = MarkdownStream(console, clock=clock)
+        self.spinner = Spinner(console, self.glyphs, clock)
+        self._in_turn = False
+        self._waiting_since: float | None = None
+        self._running: dict[str, tuple[str, float]] = {}
+        self._unfinished: set[str] = set()
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """A spinner until the first words arrive; on the way out (Ctrl-C too) the terminal is left clean."""
+        self._in_turn, self._waiting_since = True, self.clock()
+        self._animate()
+        try:
+            yield
+        finally:
+            self._in_turn, self._waiting_since = False, None
+            self._running.clear()
+            self._unfinished.clear()
+            self.spinner.stop()
+            self.stream.finish()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the spinner while something else uses the terminal (a question to the human)."""
+        self.spinner.stop()
+        try:
+            yield
+        finally:
+            self._animate()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self._waiting_since = None
+            self.spinner.stop()
+            self.stream.feed(event.text)
+            return
+        if isinstance(event, AssistantMessage):
+            self._settle()
+            if event.stop_reason == "tool_use":
+                self._unfinished = {call["id"] for call in tool_uses(event.message)}
+            self._waiting_since = self.clock() if event.stop_reason == "pause_turn" else None
+        elif isinstance(event, ToolStarted):
+            self._settle()
+            self._running[event.tool_use_id] = (describe_call(event.name, event.input), self.clock())
+        elif isinstance(event, ToolFinished):
+            self._running.pop(event.tool_use_id, None)
+            self._unfinished.discard(event.tool_use_id)
+            self._print_tool(event)
+            if not self._running and not self._unfinished:
+                self._waiting_since = self.clock()  # the results go back to the model now
+        elif isinstance(event, ReplyDiscarded):
+            self.spinner.stop()
+            self.stream.discard()
+            self._notice(f"{event.reason} Retrying in {event.delay:.1f}s.")
+            self._waiting_since = self.clock()
+        elif isinstance(event, Notice):
+            self._notice(event.text)
+        elif isinstance(event, Compacted):
+            from mini_agent.ui.trace import format_compaction
+
+            self._notice(format_compaction(event.report))
+        elif isinstance(event, HintChanged) and event.key.startswith("tool_degraded:"):
+            tool = event.key.split(":", 1)[1]
+            self._notice(
+                f"{tool} keeps failing on the network; the model was told to avoid it"
+                if event.text
+                else f"{tool} works again"
+            )
+        elif isinstance(event, ContextInjected) and self.trace:
+            from rich.text import Text
+
+            from mini_agent.ui.trace import format_trace
+
+            self._settle()
+            for line in format_trace(event.trace):
+                self.console.print(Text(self._plain(line), style="dim", overflow="fold"))
+        self._animate()
+
+    def turn_finished(self, result: TurnResult, session: Session, window: int, overhead: int) -> None:
+        """The status line: this turn's tokens, cache share and cost, the session's cost, context fullness."""
+        from rich.text import Text
+
+        self._settle()
+        line = self._plain(self.status_line(result, session, window, overhead))
+        self.console.print(Text(clip(line, self.width, self.glyphs.ellipsis), style="dim"))
+
+    def status_line(self, result: TurnResult, session: Session, window: int, overhead: int) -> str:
+        usage = result.usage
+        read = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+        parts = [f"{short_count(read)} in", f"{short_count(usage.output_tokens)} out"]
+        if read:
+            parts.append(f"{usage.cache_read_input_tokens / read:.0%} cached")
+        turn_cost, session_cost = cost(self.model, usage), cost(self.model, session.usage)
+        if turn_cost is not None and session_cost is not None:
+            parts.append(f"{dollars(turn_cost)} ({dollars(session_cost)} session)")
+        if window:
+            size = session.last_usage.context_tokens if session.last_usage else overhead
+            parts.append(f"ctx {size / window:.0%} of {short_count(window)}")
+        return self.glyphs.separator.join(parts)
+
+    @property
+    def width(self) -> int:
+        return self.console.width
+
+    def _settle(self) -> None:
+        """Before any other output: the reply in progress is complete, the spinner is gone."""
+        self.spinner.stop()
+        self.stream.finish()
+
+    def _animate(self) -> None:
+        if not self._in_turn:
+            self.spinner.stop()
+        elif self._running:
+            labels = list(self._running.values())
+            more = f" +{len(labels) - 1} more" if len(labels) > 1 else ""
+            self.spinner.show(labels[0][0] + more, min(started for _, started in labels))
+        elif self._waiting_since is not None:
+            self.spinner.show("waiting for the model", self._waiting_since)
+        else:
+            self.spinner.stop()
+
+    def _notice(self, text: str) -> None:
+        from rich.text import Text
+
+        self._settle()
+        self.console.print(Text(self._plain(f"! {text}"), style="yellow"))
+
+    def _print_tool(self, event: ToolFinished) -> None:
+        from rich.text import Text
+
+        self._settle()
+        g = self.glyphs
+        head = f"{g.call} {describe_call(event.name, event.input)}"
+        content = _HINT.sub("", event.result.content)
+        exit_code = _exit_code(content) if event.name == "bash" else None
+        if event.result.is_error:
+            ok, outcome = False, f"{g.fail} {first_line(content)}"
+            detail = [line for line in content.strip().splitlines()[1:] if line.strip()][:DETAIL_LINES]
+        elif exit_code:
+            ok, outcome = False, f"{g.fail} exit {exit_code}{g.separator}{event.duration:.1f}s"
+            output = [line for line in content.strip().splitlines()[:-1] if line.strip()]
+            detail = output[-DETAIL_LINES + 1 :]
+        else:
+            exit_note = f"{g.separator}exit 0" if exit_code == 0 else ""
+            ok, outcome, detail = True, f"{g.ok} {event.duration:.1f}s{exit_note}", []
+        head, outcome = self._fit(self._plain(head), self._plain(outcome))
+        line = Text.assemble((head[:1], "cyan"), head[1:], " ", (outcome, "green" if ok else "red"))
+        self.console.print(line, no_wrap=True, overflow="crop")
+        for text in detail:
+            self.console.print(Text(clip("    " + self._plain(text), self.width, g.ellipsis), style="dim"))
+        if event.name in ("edit_file", "write_file"):
+            self._print_diff(content)
+
+    def _print_diff(self, content: str) -> None:
+        from rich.text import Text
+
+        lines = content.splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith(("--- ", "@@"))), None)
+        if start is None or not any(line.startswith("@@") for line in lines[start:]):
+            return
+        for line in lines[start : start + DIFF_LINES]:
+            style = "dim"
+            if line.startswith("+") and not line.startswith("+++"):
+                style = "green"
+            elif line.startswith("-") and not line.startswith("---"):
+                style = "red"
+            elif line.startswith("@@"):
+                style = "cyan"
+            self.console.print(Text(clip("    " + self._plain(line), self.width, self.glyphs.ellipsis), style=style))
+        if len(lines) - start > DIFF_LINES:
+            more = f"    {self.glyphs.ellipsis} {len(lines) - start - DIFF_LINES} more lines"
+            self.console.print(Text(more, style="dim"))
+
+    def _fit(self, head: str, tail: str) -> tuple[str, str]:
+        """Cut a `head tail` line to the width: the call keeps up to half of it, the outcome the rest."""
+        from rich.cells import cell_len
+
+        ellipsis = self.glyphs.ellipsis
+        tail = clip(tail, max(1, self.width - min(cell_len(head), self.width // 2) - 1), ellipsis)
+        return clip(head, max(1, self.width - cell_len(tail) - 1), ellipsis), tail
+
+    def _plain(self, text: str) -> str:
+        """One line without escape sequences or control characters, in what the console can encode."""
+        return encodable(self.console, _ESCAPES.sub("", text.expandtabs(4)))
+
+
+def _exit_code(content: str) -> int | None:
+    found = _EXIT_CODE.findall(content)
+    return int(found[-1]) if found else None
+
+
+def short_count(count: int) -> str:
+    """1234 -> 1.2k, 123456 -> 123k, 1234567 -> 1.2M."""
+    for unit, size in (("M", 1_000_000), ("k", 1000)):
+        if count >= size:
+            value = count / size
+            return f"{value:.0f}{unit}" if value >= 100 else f"{value:.1f}".removesuffix(".0") + unit
+    return str(count)
+
+
+def dollars(amount: float) -> str:
+    """Three significant digits below a dollar, cents above."""
+    return f"${amount:.2f}" if amount >= 1 else f"${amount:.3g}" if amount >= 0.001 else f"${amount:.4f}"

@@ -1,0 +1,386 @@
+"""Markdown that streams: finished blocks go to the scrollback once, only the block in progress is redrawn.
+
+The text is split into Markdown blocks as it arrives (paragraphs, headings, lists, tables, fenced code, where
+a blank line inside a fence does not end the block). A finished block is printed once with rich's Markdown;
+the block in progress is drawn below it as a transient region, at most `refresh_per_second` times a second,
+from no more of its tail than fits on the screen. So the work per delta follows the size of the current block
+and of the screen, never the length of the reply. Without a terminal the text is written as it comes.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+HIGHLIGHT_BUDGET = 20_000
+"""Characters of code per reply that get syntax highlighting. Highlighting costs ~5 times what plain code does
+(pygments alone lexes ~0.4 MB/s), so beyond this a huge reply gets one-colour code and keeps up."""
+
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
+_RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
+_NOT_PARAGRAPH = re.compile(r"^(?:\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)|\s*[|>]| {4}|\t)")
+
+ASCII_FALLBACK = str.maketrans({"•": "*", "▌": "|", "─": "-", "━": "-", "…": ".", "●": "*", "✓": "+", "✗": "x"})
+"""One cell for one cell, so a line keeps its width on a console that cannot encode rich's glyphs."""
+
+
+@dataclass
+class StreamStats:
+    """Work counters, so tests can check the cost per delta without timing anything."""
+
+    scanned: int = 0
+    """Characters the block splitter looked at."""
+    rendered: int = 0
+    """Characters of Markdown source handed to rich: committed blocks plus every redraw of the live tail."""
+    committed: int = 0
+    """Characters of source printed to the scrollback."""
+    redraws: int = 0
+
+
+class BlockSplitter:
+    """Cuts streamed Markdown into complete blocks; keeps the block in progress as pieces, never re-joined."""
+
+    def __init__(self) -> None:
+        self._partial: list[str] = []
+        self._partial_size = 0
+        self._lines: list[str] = []
+        self._lines_size = 0
+        self._fence: tuple[str, int] | None = None
+        self._fence_led = False
+        self._blank = False
+        self.scanned = 0
+
+    @property
+    def size(self) -> int:
+        """Characters of the block in progress."""
+        return self._lines_size + self._partial_size
+
+    def feed(self, delta: str) -> list[str]:
+        """Take a piece of text; return the blocks it completed, in order."""
+        done: list[str] = []
+        start = 0
+        while (end := delta.find("\n", start)) != -1:
+            self._partial.append(delta[start:end])
+            line = "".join(self._partial).removesuffix("\r")
+            self._partial.clear()
+            self._partial_size = 0
+            self.scanned += len(line)
+            self._take(line, done)
+            start = end + 1
+        if start < len(delta):
+            self._partial.append(delta[start:])
+            self._partial_size += len(delta) - start
+        self.scanned += len(delta)
+        return done
+
+    def finish(self) -> list[str]:
+        """The end of the reply: whatever is left is a block, an unclosed fence included."""
+        done: list[str] = []
+        if self._partial:
+            line = "".join(self._partial)
+            self._partial.clear()
+            self._partial_size = 0
+            self._take(line, done)
+        self._commit(done)
+        self._fence = None
+        return done
+
+    def tail(self, limit: int) -> str:
+        """The end of the block in progress: at most `limit` characters from whole lines, plus a fence's opening
+        line so that code still renders as code. Costs O(limit), whatever the size of the block."""
+        pieces: list[str] = []
+        size = 0
+        for piece in reversed(self._partial):
+            pieces.append(piece)
+            size += len(piece)
+            if size > limit:
+                break
+        else:
+            if self._blank and self._partial:
+                pieces.append("\n")  # the blank line before the partial line: it may start a new block
+                size += 1
+            for line in reversed(self._lines):
+                pieces.append(line + "\n")
+                size += len(line) + 1
+                if size > limit:
+                    break
+        text = "".join(reversed(pieces))
+        if size <= limit:
+            return text
+        text = text[-limit:]
+        newline = text.find("\n")
+        if 0 <= newline < len(text) - 1:
+            text = text[newline + 1 :]  # start on a whole line
+        if self._fence is not None and self._fence_led:
+            text = self._lines[0][:200] + "\n" + text
+        return text
+
+    def _take(self, line: str, done: list[str]) -> None:
+        if self._fence is not None:
+            self._append(line)
+            if _closes(line, self._fence):
+                self._fence = None
+                if self._fence_led:
+                    self._commit(done)
+            return
+        if not line.strip():
+            self._blank = bool(self._lines)
+            return
+        if self._blank:
+            self._blank = False
+            if _continues(self._lines[0], line):
+                self._append("")
+            else:
+                self._commit(done)
+        in_list_item = bool(self._lines) and line[:1] in (" ", "\t") and bool(_LIST_ITEM.match(self._lines[0]))
+        fence = _FENCE.match(line)
+        if fence and not (fence.group(2)[0] == "`" and "`" in fence.group(3)):
+            if not in_list_item:
+                self._commit(done)
+            self._fence_led = not self._lines
+            self._fence = (fence.group(2)[0], len(fence.group(2)))
+            self._append(line)
+        elif in_list_item:
+            self._append(line)
+        elif _SETEXT.match(line) and self._lines and not _NOT_PARAGRAPH.match(self._lines[0]):
+            self._append(line)  # the underline of a setext heading ends it
+            self._commit(done)
+        elif _HEADING.match(line) or _RULE.match(line):
+            self._commit(done)
+            self._append(line)
+            self._commit(done)
+        else:
+            self._append(line)
+
+    def _append(self, line: str) -> None:
+        self._lines.append(line)
+        self._lines_size += len(line) + 1
+
+    def _commit(self, done: list[str]) -> None:
+        if self._lines:
+            done.append("\n".join(self._lines))
+            self._lines = []
+            self._lines_size = 0
+        self._blank = False
+
+
+def _closes(line: str, fence: tuple[str, int]) -> bool:
+    stripped = line.strip()
+    return len(stripped) >= fence[1] and stripped == fence[0] * len(stripped)
+
+
+def _continues(first_line: str, line: str) -> bool:
+    """After a blank line, an indented line still belongs to a list item or an indented code block."""
+    return line[:1] in (" ", "\t") and (bool(_LIST_ITEM.match(first_line)) or first_line.startswith(("    ", "\t")))
+
+
+class MarkdownStream:
+    """Renders one reply at a time: `feed` its deltas, then `finish` it. Reusable for the next reply."""
+
+    def __init__(self, console, refresh_per_second: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.live = console.is_terminal and not console.is_dumb_terminal
+        """False without a terminal (a pipe, a file, TERM=dumb): then the text is written as it comes."""
+        self.stats = StreamStats()
+        self._interval = 1.0 / refresh_per_second
+        self._clock = clock
+        self._splitter = BlockSplitter()
+        self._queue: list[str] = []
+        self._region: Any = None
+        """The drawing of the block in progress (a rich LiveRender), which knows how to erase itself."""
+        self._start_reply()
+
+    def _start_reply(self) -> None:
+        self._last_draw = -math.inf
+        self._batches = 0
+        self._ends_line = True
+        self._budget = HighlightBudget(HIGHLIGHT_BUDGET)
+
+    def feed(self, delta: str) -> None:
+        if not delta:
+            return
+        if not self.live:
+            self.stats.scanned += len(delta)
+            self.console.out(encodable(self.console, delta), end="", highlight=False)
+            self._ends_line = delta.endswith("\n")
+            return
+        before = self._splitter.scanned
+        self._queue += self._splitter.feed(delta)
+        self.stats.scanned += self._splitter.scanned - before
+        now = self._clock()
+        if now - self._last_draw >= self._interval:
+            self._last_draw = now
+            with self.console:  # one write per redraw: no flicker
+                self._commit_queue()
+                self._draw()
+
+    def finish(self) -> None:
+        """The reply is complete: commit what is left and clear the live region."""
+        if self.live:
+            before = self._splitter.scanned
+            self._queue += self._splitter.finish()
+            self.stats.scanned += self._splitter.scanned - before
+            with self.console:
+                self._commit_queue()
+                self._erase()
+        elif not self._ends_line:
+            self.console.out("")
+        self._start_reply()
+
+    def discard(self) -> None:
+        """The reply is void (it will be retried): clear what is drawn of it; the scrollback keeps what it has."""
+        if self.live:
+            self._queue = []
+            self._splitter = BlockSplitter()
+            with self.console:
+                self._erase()
+        elif not self._ends_line:
+            self.console.out("")
+        self._start_reply()
+
+    def _commit_queue(self) -> None:
+        """Print the blocks finished since the last redraw, once, as one document."""
+        if not self._queue:
+            return
+        source = "\n\n".join(self._queue)
+        self._queue = []
+        self._erase()
+        lines = self._render(source, self._budget)
+        if lines:
+            self.console.print(_joined(lines, end=True))
+            self._batches += 1
+        self.stats.rendered += len(source)
+        self.stats.committed += len(source)
+
+    def _draw(self) -> None:
+        """Redraw the block in progress from the tail that fits the screen, in place of the previous drawing."""
+        from rich.live_render import LiveRender
+
+        height = max(1, self.console.height - 1)
+        text = self._splitter.tail(self.console.width * height)
+        self.stats.rendered += len(text)
+        lines = self._render(text, HighlightBudget(self._budget.chars))  # a copy: drawing spends none
+        if not lines:
+            self._erase()
+            return
+        self.stats.redraws += 1
+        self._erase()
+        region = LiveRender(_joined(lines[-height:]), vertical_overflow="crop")
+        self.console.print(region, end="")
+        self._region = region  # only once drawn: after a Ctrl-C half-way, nothing above it is erased
+
+    def _render(self, source: str, budget: HighlightBudget) -> list[list]:
+        """`source` as Markdown lines without blank lines around them, after the one blank line that separates
+        them from what is already printed: the same spacing whether blocks are committed together or apart."""
+        document = markdown(source, budget)
+        if not self.console.encoding.startswith("utf"):
+            document = Encodable(document)
+        lines = self.console.render_lines(document, self.console.options, pad=False)
+        start, end = 0, len(lines)
+        while start < end and _blank(lines[start]):
+            start += 1
+        while end > start and _blank(lines[end - 1]):
+            end -= 1
+        if start == end:
+            return []
+        return ([[]] if self._batches else []) + lines[start:end]
+
+    def _erase(self) -> None:
+        if self._region is not None:
+            self.console.control(self._region.position_cursor())
+            self._region = None
+
+
+def _blank(line: list) -> bool:
+    return not "".join(segment.text for segment in line if not segment.control).strip()
+
+
+def _joined(lines: list[list], end: bool = False):
+    """Rendered lines as one renderable; a line break after the last only with `end`."""
+    from rich.segment import Segment, Segments
+
+    segments: list = []
+    for index, line in enumerate(lines):
+        if index:
+            segments.append(Segment.line())
+        segments += line
+    if end:
+        segments.append(Segment.line())
+    return Segments(segments)
+
+
+def encodable(console, text: str) -> str:
+    """`text` with what the console's encoding cannot represent replaced, so writing it never raises."""
+    encoding = console.encoding
+    if encoding.startswith("utf"):
+        return text
+    return text.translate(ASCII_FALLBACK).encode(encoding, "replace").decode(encoding)
+
+
+class Encodable:
+    """Wraps a renderable for a console whose encoding lacks rich's glyphs (bullets, quote bars, ellipses)."""
+
+    def __init__(self, renderable) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console, options):
+        from rich.segment import Segment
+
+        for segment in console.render(self.renderable, options):
+            yield segment if segment.control else Segment(encodable(console, segment.text), segment.style)
+
+
+@dataclass
+class HighlightBudget:
+    """Characters of code that may still be syntax-highlighted in this reply."""
+
+    chars: int
+
+
+def markdown(source: str, budget: HighlightBudget | None = None):
+    """rich's Markdown, with code blocks cut (not wrapped) at the edge and highlighted while `budget` lasts."""
+    document = _markdown_class()(source)
+    document.highlight_budget = budget if budget is not None else HighlightBudget(HIGHLIGHT_BUDGET)
+    return document
+
+
+@functools.cache
+def _markdown_class():
+    from rich.markdown import CodeBlock, Markdown
+    from rich.padding import Padding
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    class Code(CodeBlock):
+        budget: HighlightBudget
+
+        @classmethod
+        def create(cls, markdown, token) -> CodeBlock:
+            block = super().create(markdown, token)
+            block.budget = markdown.highlight_budget
+            return block
+
+        def __rich_console__(self, console, options):
+            code = str(self.text).rstrip()
+            if self.budget.chars >= len(code):
+                self.budget.chars -= len(code)
+                text = Syntax(code, self.lexer_name, theme=self.theme).highlight(code)
+            else:
+                text = Text(code, style=console.get_style("markdown.code_block", default="none"))
+            text.rstrip()  # highlight() ends the code with a line break, which would be a blank line
+            text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
+            yield Padding(text, (0, 0, 0, 1))
+
+    class StreamedMarkdown(Markdown):
+        elements = {**Markdown.elements, "fence": Code, "code_block": Code}
+        highlight_budget: HighlightBudget
+
+    return StreamedMarkdown
