@@ -35,6 +35,9 @@ RUNS = {
     "bash": (3, 1),
     "context": (30, 10),
     "shell": (10, 3),
+    "undo": (10, 3),
+    "sessions": (15, 5),
+    "render": (3, 1),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -61,6 +64,21 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _shell.shell_rows(runs("shell"))
 
+    def undo() -> list[Row]:
+        import _undo
+
+        return _undo.undo_rows(runs("undo"))
+
+    def sessions() -> list[Row]:
+        import _sessions
+
+        return _sessions.session_rows(runs("sessions"))
+
+    def render() -> list[Row]:
+        import _render
+
+        return _render.render_rows(runs("render"))
+
     return {
         "version": lambda: _startup.version(runs("version")),
         "help": lambda: _startup.help_(runs("help")),
@@ -71,6 +89,9 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "bash": lambda: _bigio.bash_flood(runs("bash")),
         "context": context,
         "shell": shell,
+        "undo": undo,
+        "sessions": sessions,
+        "render": render,
     }
 
 

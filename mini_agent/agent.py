@@ -89,6 +89,13 @@ class Agent:
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
         self.rules = settings.rules
         """The configured rules plus what the human granted with "always" answers in this session."""
+        self.mode = settings.permission_mode
+        """The permission mode; the REPL may change it between turns (Shift+Tab, /mode)."""
+        self.notes: list[str] = []
+        """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
+        self.before_change: Callable[[], None] | None = None
+        """Called before each tool that may change files runs (write and exec tools): the undo snapshot."""
+        """The configured rules plus what the human granted with "always" answers in this session."""
         self._workspace: Workspace | None = None
         ctx.check_destination = self._check_destination
         if keeper is None:
@@ -102,9 +109,10 @@ class Agent:
         """
         self.ctx.request = text
         usage = Usage()
+        notes, self.notes = self.notes, []
         try:
             trace = self.keeper.open_turn(
-                self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit
+                self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes
             )
             for step in range(1, self.settings.max_steps + 1):
                 self.keeper.before_request(self.session, self.emit)
@@ -227,10 +235,6 @@ class Agent:
             return None
         return tool, arguments
 
-    @property
-    def mode(self):
-        return self.settings.permission_mode
-
     def workspace(self) -> Workspace:
         """The working directory as the policy sees it, from where the shell is now."""
         cwd = Path(os.path.realpath(self.ctx.cwd))
@@ -269,6 +273,8 @@ class Agent:
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict) -> None:
+        if self.before_change is not None and tool.risk in ("write", "exec"):
+            self.before_change()
         self.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
         result = self._execute(tool, arguments)

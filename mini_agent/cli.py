@@ -73,6 +73,12 @@ def run(
     max_retries: int | None = typer.Option(
         None, "--max-retries", help="Retries per request on 429/5xx/529/cuts [default: 4]."
     ),
+    continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session of this directory."),
+    resume: str | None = typer.Option(
+        None,
+        "--resume",
+        help="Continue a session by id; without an id, list this directory's sessions and pick one.",
+    ),
     trace: bool = typer.Option(
         False, "--trace", help="Show what context the agent added to each turn, and what it skipped or dropped."
     ),
@@ -131,7 +137,12 @@ def run(
             raise typer.Exit(ExitStatus.SUCCESS)
         from mini_agent.ui.launch import launch
 
-        status = launch(settings, prompt, output_format)
+        if continue_ and resume is not None:
+            _fail("--continue and --resume both pick a session; pass one of them.")
+        target = "" if continue_ else resume
+        if resume == PICK:
+            target = _pick_session(settings)
+        status = launch(settings, prompt, output_format, target)
     except KeyboardInterrupt:
         print("mini-agent: Interrupted.", file=sys.stderr)
         status = ExitStatus.INTERRUPTED
@@ -238,12 +249,44 @@ def _known_secrets() -> list[str]:
     return [os.environ.get(name, "") for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")]
 
 
+PICK = "\0pick"
+"""--resume given without an id: choose from a list."""
+
+
+def _pick_session(settings) -> str | None:
+    from mini_agent.sessions import SessionStore
+    from mini_agent.ui.lifecycle import listing
+
+    sessions = SessionStore(settings.data_dir, settings.secrets).list(settings.cwd)
+    if not sessions:
+        print("mini-agent: no earlier session in this directory; starting a new one.", file=sys.stderr)
+        return None
+    for line in listing(sessions[:20]):
+        print(line, file=sys.stderr)
+    if not sys.stdin or not sys.stdin.isatty():
+        _fail("--resume without an id needs a terminal to choose; pass the id: --resume ID.")
+    answer = input("Session number (Enter for 1): ").strip() or "1"
+    if not answer.isdigit() or not 0 < int(answer) <= min(20, len(sessions)):
+        _fail(f"No session number {answer!r}.")
+    return sessions[int(answer) - 1].id
+
+
+def _optional_value(argv: list[str], option: str, missing: str) -> list[str]:
+    """`--resume` may stand alone: give it a value that means "pick" when no id follows."""
+    fixed = list(argv)
+    for index, word in enumerate(fixed):
+        if word == option and (index + 1 == len(fixed) or fixed[index + 1].startswith("-")):
+            fixed.insert(index + 1, missing)
+            break
+    return fixed
+
+
 def main() -> None:
     if sys.argv[1:] == ["--version"]:  # the fastest path: no typer, no parsing
         print(f"mini-agent {__version__}")
         return
     try:
-        app()
+        app(args=_optional_value(sys.argv[1:], "--resume", PICK), prog_name="mini-agent")
     finally:
         # With the SDK loaded there are ~150k objects; collecting them at interpreter exit took ~0.25 s after
         # the answer was already out. Freezing them skips that work; atexit handlers and flushing still run.

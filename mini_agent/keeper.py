@@ -56,8 +56,12 @@ class ContextKeeper:
         recent_files: tuple[Path, ...],
         recent_calls: tuple[str, ...],
         emit: Emit,
+        notes: list[str] | tuple[str, ...] = (),
     ) -> TurnTrace:
-        """Gather and place this turn's context, then record the user's message with the new blocks beside it."""
+        """Gather and place this turn's context, then record the user's message with the new blocks beside it.
+
+        `notes` are system hints for this turn only (e.g. that the user undid the last turn's changes).
+        """
         inp = TurnInput(
             text=text,
             cwd=cwd,
@@ -71,7 +75,9 @@ class ContextKeeper:
         self.trace = prepared.trace
         if prepared.over_budget and session.messages:
             self._compact(session, "context", emit)
-        session.begin_turn(text, [{"type": "text", "text": block.render()} for block in prepared.send])
+        blocks = [{"type": "text", "text": block.render()} for block in prepared.send]
+        blocks += [{"type": "text", "text": note} for note in notes]
+        session.begin_turn(text, blocks)
         self.engine.sent(prepared.send)
         emit(ContextInjected(prepared.trace))
         return prepared.trace

@@ -1,108 +1,202 @@
-"""A plain interactive loop: one turn per line, streamed answers, Ctrl-C aborts a turn, Ctrl-D exits.
+"""The interactive REPL: one turn per input, streamed Markdown answers, slash commands, undo, sessions.
 
-Slash commands: `/compact [focus]` compacts the conversation now; `/trace` toggles trace mode.
+Ctrl-C clears the line, or during a turn aborts it (the running command is killed) and returns to the prompt
+with the session intact; Ctrl-D exits. Every turn is written to the session file as it happens.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 
 from mini_agent.agent import Agent
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted, redact
-from mini_agent.events import (
-    AssistantMessage,
-    Compacted,
-    ContextInjected,
-    Event,
-    Notice,
-    ReplyDiscarded,
-    TextDelta,
-    ToolFinished,
-    ToolStarted,
-)
-from mini_agent.settings import Settings
+from mini_agent.settings import PERMISSION_MODES, Settings
 from mini_agent.ui.confirm import ask_on_terminal
-from mini_agent.ui.render import describe_call, first_line
+from mini_agent.ui.slash import SlashCommands
 
 
-class TerminalRenderer:
-    """Streams the model's words as they come, one line per tool call."""
+class Repl:
+    def __init__(self, build: Callable[..., Agent], settings: Settings, sessions) -> None:
+        from rich.console import Console
 
-    def __init__(self, console, trace: bool = False) -> None:
-        self.console = console
-        self.mid_line = False
-        self.trace = trace
+        from mini_agent.ui.console import ReplRenderer
 
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            self.console.out(event.text, end="", highlight=False)
-            self.mid_line = not event.text.endswith("\n")
-            return
-        if self.mid_line and not isinstance(event, AssistantMessage):
-            self.console.out("")
-            self.mid_line = False
-        if isinstance(event, AssistantMessage) and self.mid_line:
-            self.console.out("")
-            self.mid_line = False
-        elif isinstance(event, ToolStarted):
-            self.console.print(f"[cyan]●[/] {_escape(describe_call(event.name, event.input))}", highlight=False)
-        elif isinstance(event, ToolFinished):
-            if event.result.is_error:
-                self.console.print(f"  [red]✗ {_escape(first_line(event.result.content))}[/]", highlight=False)
-            else:
-                self.console.print(f"  [green]✓[/] [dim]{event.duration:.1f}s[/]", highlight=False)
-        elif isinstance(event, ReplyDiscarded):
-            self.console.print(f"[yellow]! {_escape(event.reason)} Retrying in {event.delay:.1f}s.[/]", highlight=False)
-        elif isinstance(event, Notice):
-            self.console.print(f"[yellow]! {_escape(event.text)}[/]", highlight=False)
-        elif isinstance(event, Compacted):
-            from mini_agent.ui.trace import format_compaction
+        self.settings, self.sessions = settings, sessions
+        self.console = Console(highlight=False)
+        self.renderer = ReplRenderer(self.console, settings.trace, model=settings.model)
+        ask = ask_on_terminal(sys.stderr)
 
-            self.console.print(f"[yellow]! {_escape(format_compaction(event.report))}[/]", highlight=False)
-        elif isinstance(event, ContextInjected) and self.trace:
-            from mini_agent.ui.trace import format_trace
+        def confirm(request):
+            with self.renderer.paused():  # no spinner over a question
+                return ask(request)
 
-            for line in format_trace(event.trace):
-                self.console.print(f"[dim]{_escape(line)}[/]", highlight=False)
+        self.agent = build(self.renderer, confirm)
+        self.sessions.attach(self.agent)
+        self.commands = self._commands()
+
+    # ---- the loop -------------------------------------------------------------------------------------------
+
+    def run(self) -> ExitStatus:
+        from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
+
+        completer = ReplCompleter(self.commands.names, lambda: self.agent.ctx.cwd)
+        session = prompt_session(self.settings.data_dir / "history", completer, key_bindings(self._cycle_mode))
+        self._banner()
+        while True:
+            try:
+                line = session.prompt(self._prompt)
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                return ExitStatus.SUCCESS
+            if not line.strip():
+                continue
+            if line.startswith("/"):
+                if self._slash(line):
+                    return ExitStatus.SUCCESS
+                continue
+            self._turn(line)
+
+    def _prompt(self):
+        from prompt_toolkit.formatted_text import HTML
+
+        mode = self.agent.mode
+        return HTML(f"<ansigray>[{mode}]</ansigray> › ") if mode != "default" else HTML("› ")
+
+    def _banner(self) -> None:
+        resumed = self.sessions.notice
+        self.console.print(
+            f"[bold]mini-agent[/] · {self.agent.settings.model} · mode {self.agent.mode} · "
+            "/help for commands · Ctrl-D to exit"
+        )
+        if resumed:
+            self.console.print(f"[dim]{_escape(resumed)}[/]")
+
+    def _turn(self, line: str) -> None:
+        self.sessions.undo.begin_turn()
+        result = None
+        try:
+            with self.renderer.turn():
+                result = self.agent.run_turn(line)
+        except (TurnAborted, KeyboardInterrupt):
+            self.console.print("\n[yellow]Interrupted.[/]")
+        except MiniAgentError as exc:
+            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secrets))}[/]")
+        finally:
+            self.sessions.after_turn()
+        if result is not None:
+            self.renderer.turn_finished(result, self.agent.session, self.agent.window(), self.agent.overhead())
+        self.console.print()
+
+    def _cycle_mode(self) -> None:
+        from mini_agent.ui.repl_input import next_mode
+
+        self.agent.mode = next_mode(self.agent.mode)
+
+    # ---- slash commands -------------------------------------------------------------------------------------
+
+    def _slash(self, line: str) -> bool:
+        command, argument, suggestion = self.commands.find(line)
+        if command is None:
+            hint = f" Did you mean {suggestion}?" if suggestion else ""
+            self.console.print(f"[yellow]Unknown command {_escape(line.split()[0])}.{hint} /help lists them.[/]")
+            return False
+        try:
+            return bool(command.run(argument))
+        except (TurnAborted, KeyboardInterrupt):
+            self.console.print("\n[yellow]Interrupted.[/]")
+        except MiniAgentError as exc:
+            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secrets))}[/]")
+        return False
+
+    def _commands(self) -> SlashCommands:
+        commands = SlashCommands()
+        commands.add("/help", "/help", "list the commands and keys", self._help)
+        commands.add("/clear", "/clear", "start a new conversation", self._clear)
+        commands.add("/compact", "/compact [focus]", "compact the conversation now", self._compact)
+        commands.add("/context", "/context", "tokens by part of the context window", self._context)
+        commands.add("/cost", "/cost", "tokens and money spent in this session", self._cost)
+        commands.add("/model", "/model [name]", "show or switch the model", self._model)
+        commands.add("/mode", "/mode [name]", "show or set the permission mode (Shift+Tab cycles)", self._mode)
+        commands.add("/trace", "/trace on|off", "show what context each turn adds", self._trace)
+        commands.add("/undo", "/undo", "restore the files the last turn changed", self._undo)
+        commands.add("/resume", "/resume [id]", "continue an earlier session of this directory", self._resume)
+        commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
+        return commands
+
+    def _help(self, argument: str) -> None:
+        for line in self.commands.help_lines():
+            self.console.print(_escape(line), highlight=False)
+        self.console.print(
+            "[dim]Enter sends · Alt+Enter or Esc Enter: new line · Tab completes /commands and @paths · "
+            "Shift+Tab cycles the mode · Ctrl-C clears or interrupts · Ctrl-D exits[/]"
+        )
+
+    def _clear(self, argument: str) -> None:
+        self.sessions.start_new(self.agent)
+        self.console.print("[dim]New conversation.[/]")
+
+    def _compact(self, argument: str) -> None:
+        with self.renderer.turn():
+            self.agent.keeper.compact_now(self.agent.session, self.agent.emit, argument or None)
+
+    def _context(self, argument: str) -> None:
+        from mini_agent.ui.context_view import context_lines
+
+        for line in context_lines(self.agent, ascii_only=not _unicode(self.console)):
+            self.console.print(_escape(line), highlight=False)
+
+    def _cost(self, argument: str) -> None:
+        from mini_agent.ui.context_view import cost_lines
+
+        for line in cost_lines(self.agent.settings.model, self.agent.session.usage):
+            self.console.print(_escape(line), highlight=False)
+
+    def _model(self, argument: str) -> None:
+        if argument:
+            self.agent.settings = replace(self.agent.settings, model=argument)
+            self.renderer.model = argument
+        self.console.print(f"model {_escape(self.agent.settings.model)}")
+
+    def _mode(self, argument: str) -> None:
+        if argument:
+            if argument not in PERMISSION_MODES:
+                self.console.print(f"[yellow]Unknown mode {_escape(argument)}; use {', '.join(PERMISSION_MODES)}.[/]")
+                return
+            self.agent.mode = argument
+        self.console.print(f"mode {self.agent.mode}")
+
+    def _trace(self, argument: str) -> None:
+        if argument in ("on", "off"):
+            self.renderer.trace = argument == "on"
+        elif not argument:
+            self.renderer.trace = not self.renderer.trace
+        self.console.print(f"[dim]trace {'on' if self.renderer.trace else 'off'}[/]")
+
+    def _undo(self, argument: str) -> None:
+        for line in self.sessions.undo_last(self.agent):
+            self.console.print(_escape(line), highlight=False)
+
+    def _resume(self, argument: str) -> None:
+        message = self.sessions.resume(self.agent, argument or None, self.console)
+        if message:
+            self.console.print(f"[dim]{_escape(message)}[/]")
+
+
+def run_interactive(build: Callable[..., Agent], settings: Settings, sessions) -> ExitStatus:
+    try:
+        return Repl(build, settings, sessions).run()
+    finally:
+        sessions.close()
+
+
+def _unicode(console) -> bool:
+    return (console.encoding or "").lower().replace("-", "").startswith("utf")
 
 
 def _escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
-
-
-def run_interactive(build: Callable[..., Agent], settings: Settings) -> ExitStatus:
-    from prompt_toolkit import PromptSession
-    from rich.console import Console
-
-    console = Console(highlight=False)
-    renderer = TerminalRenderer(console, settings.trace)
-    agent = build(renderer, ask_on_terminal(sys.stderr))
-    prompt_session: PromptSession = PromptSession()
-    console.print(f"[bold]mini-agent[/] · {settings.model} · mode {settings.permission_mode} · Ctrl-D to exit")
-    while True:
-        try:
-            line = prompt_session.prompt("› ")
-        except KeyboardInterrupt:
-            continue
-        except EOFError:
-            return ExitStatus.SUCCESS
-        if not line.strip():
-            continue
-        command = line.strip().split(maxsplit=1)
-        if command[0] == "/trace":
-            renderer.trace = not renderer.trace
-            console.print(f"[dim]trace {'on' if renderer.trace else 'off'}[/]")
-            continue
-        try:
-            if command[0] == "/compact":
-                agent.keeper.compact_now(agent.session, agent.emit, command[1] if len(command) > 1 else None)
-            else:
-                agent.run_turn(line)
-        except (TurnAborted, KeyboardInterrupt):
-            console.print("\n[yellow]Interrupted.[/]")
-        except MiniAgentError as exc:
-            console.print(f"[red]mini-agent: {_escape(redact(str(exc), settings.secrets))}[/]")
-        console.print()

@@ -14,7 +14,8 @@ from mini_agent.settings import Settings
 STDIN_FIRST_BYTE_WAIT = 5.0
 
 
-def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitStatus:
+def launch(settings: Settings, prompt: str | None, output_format: str, resume: str | None = None) -> ExitStatus:
+    """`resume`: None for a new session, "" to continue this directory's latest, else a session id."""
     started = time.monotonic()
     stdin = sys.stdin if sys.stdin is not None and not sys.stdin.closed else None
     interactive = prompt is None and stdin is not None and stdin.isatty()
@@ -57,15 +58,18 @@ def launch(settings: Settings, prompt: str | None, output_format: str) -> ExitSt
             keeper=context_keeper,
         )
 
+    from mini_agent.ui.lifecycle import SessionLifecycle
+
     if interactive:
         from mini_agent.ui.interactive import run_interactive
 
-        return run_interactive(build, settings)
+        return run_interactive(build, settings, SessionLifecycle(settings, resume))
     from mini_agent.ui.oneshot import run_once
 
     can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
     stdin_text = attachment.text if attachment else None
-    return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started)
+    sessions = SessionLifecycle(settings, resume, undo=False)
+    return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions)
 
 
 def context_keeper(agent):

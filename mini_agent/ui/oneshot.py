@@ -24,7 +24,9 @@ def run_once(
     output_format: str,
     can_ask: bool,
     started: float,
+    sessions=None,
 ) -> ExitStatus:
+    """`sessions` (a SessionLifecycle) writes the run to a session file, new or continued."""
     out, err = sys.stdout, sys.stderr
     stream = StreamJsonRenderer(out) if output_format == "stream-json" else None
     render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
@@ -38,6 +40,10 @@ def run_once(
 
     confirm = ask_on_terminal(err) if can_ask else refuse_without_human
     agent = build(emit, confirm)
+    if sessions is not None:
+        sessions.attach(agent)
+        if sessions.notice:
+            print(f"mini-agent: {sessions.notice}", file=err)
     if stream:
         stream.write(
             {
@@ -58,7 +64,12 @@ def run_once(
         status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
     except MiniAgentError as exc:
         status, error = exc.exit_status, redact(str(exc), settings.secrets)
+    if sessions is not None:
+        sessions.after_turn()
+        sessions.close()
     record = result_record(agent, result, error, status, steps, time.monotonic() - started)
+    if sessions is not None and sessions.writer_id:
+        record["session_id"] = sessions.writer_id
     try:
         if output_format == "text":
             if result is not None and result.text:

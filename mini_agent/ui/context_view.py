@@ -1,0 +1,71 @@
+"""`/context` and `/cost`: where the context window goes, and what the session has cost."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from mini_agent.context import is_injected
+from mini_agent.tokens import count, message_text
+
+BAR_WIDTH = 40
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    tokens: int
+
+
+def context_parts(agent) -> tuple[list[Part], int]:
+    """Token counts per part of the next request, and the window they share."""
+    system = agent._system_blocks()
+    segments = [count(block["text"]) for block in system]
+    tools = count(json.dumps(agent.registry.schemas(), ensure_ascii=False))
+    injected = typed = 0
+    for message in agent.session.messages:
+        content = message["content"]
+        if isinstance(content, list) and message["role"] == "user":
+            for block in content:
+                tokens = count(message_text({"content": [block]}))
+                if is_injected(block):
+                    injected += tokens
+                else:
+                    typed += tokens
+        else:
+            typed += count(message_text(message))
+    names = ("system: instructions", "system: tool guidance", "system: runtime hints")
+    parts = [Part(name, tokens) for name, tokens in zip(names, segments, strict=False)]
+    parts += [Part("tool schemas", tools), Part("messages", typed), Part("injected context", injected)]
+    return parts, agent.window()
+
+
+def context_lines(agent, ascii_only: bool = False) -> list[str]:
+    parts, window = context_parts(agent)
+    used = sum(part.tokens for part in parts)
+    measured = agent.session.last_usage.context_tokens if agent.session.last_usage else None
+    full, empty = ("#", ".") if ascii_only else ("█", "░")
+    filled = min(BAR_WIDTH, round(BAR_WIDTH * used / window)) if window else 0
+    lines = [f"{full * filled}{empty * (BAR_WIDTH - filled)}  {used:,} of {window:,} tokens ({used / window:.1%})"]
+    width = max(len(part.name) for part in parts)
+    for part in parts:
+        lines.append(f"  {part.name:<{width}}  {part.tokens:>9,}")
+    lines.append(f"  {'free space':<{width}}  {max(0, window - used):>9,}")
+    if measured is not None:
+        lines.append(f"  (the last reply's usage put the conversation at {measured:,} tokens)")
+    return lines
+
+
+def cost_lines(model: str, usage) -> list[str]:
+    from mini_agent.pricing import cost
+
+    lines = [
+        f"input {usage.input_tokens:,} · output {usage.output_tokens:,} · "
+        f"cache read {usage.cache_read_input_tokens:,} · cache written {usage.cache_creation_input_tokens:,}"
+    ]
+    total_input = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    if total_input:
+        lines.append(f"cache hit share {usage.cache_read_input_tokens / total_input:.0%}")
+    money = cost(model, usage)
+    lines.append(f"cost ${money:.4f} ({model})" if money is not None else f"cost unknown: no prices for {model}")
+    return lines

@@ -1,0 +1,170 @@
+"""A session's life outside the loop: its file (new, continued or resumed), /clear, and undo by turn.
+
+The session file gets every log entry as it happens; undo checkpoints are logged beside them, so `/undo`
+still works on turns from before a `--continue`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mini_agent.context import Ledger
+from mini_agent.prompt import system_hint
+from mini_agent.session import Session
+from mini_agent.settings import Settings
+
+CHECKPOINT, UNDONE = "checkpoint", "undone"
+
+
+class SessionLifecycle:
+    def __init__(self, settings: Settings, resume: str | None = None, undo: bool = True) -> None:
+        """`resume`: None for a new session, "" for this directory's latest, else an id (or id prefix)."""
+        from mini_agent.sessions import SessionStore
+
+        self.settings = settings
+        self.store = SessionStore(settings.data_dir, settings.secrets)
+        self.resume_target = resume
+        self.with_undo = undo
+        self.writer = None
+        self.writer_id = ""
+        """The id of the session file in use (kept after closing, for the json output)."""
+        self.notice: str | None = None
+        self.undo = _NoUndo()
+
+    # ---- start, switch, stop --------------------------------------------------------------------------------
+
+    def attach(self, agent) -> None:
+        """Give the agent its session: the one asked for with --continue / --resume, or a new file."""
+        checkpoints: list = []
+        if self.resume_target is not None:
+            info = self.store.latest(self.settings.cwd) if self.resume_target == "" else self.resume_target
+            if info is None:
+                self.notice = "No earlier session in this directory: starting a new one."
+            else:
+                checkpoints = self._resume(agent, info)
+        if self.writer is None:
+            self._new_file(agent)
+        self._start_undo(agent, checkpoints)
+
+    def start_new(self, agent) -> None:
+        """/clear: a new conversation in a new file; the old one stays on disk for --resume."""
+        self.close()
+        agent.session = Session()
+        agent.keeper.engine.ledger = Ledger()
+        agent.keeper.size.reset()
+        self._new_file(agent)
+        self._start_undo(agent, [])
+
+    def resume(self, agent, wanted: str | None, console) -> str | None:
+        """/resume: list this directory's sessions, or continue the one named by id (or its number)."""
+        sessions = [info for info in self.store.list(self.settings.cwd) if info.id != getattr(self.writer, "id", "")]
+        if not wanted:
+            if not sessions:
+                return "No other session in this directory."
+            for line in listing(sessions):
+                console.print(line, highlight=False, markup=False)
+            return "Continue one with /resume <number or id>."
+        target = sessions[int(wanted) - 1] if wanted.isdigit() and 0 < int(wanted) <= len(sessions) else wanted
+        self.close()
+        checkpoints = self._resume(agent, target)
+        self._start_undo(agent, checkpoints)
+        return self.notice
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer_id = self.writer.id
+            self.writer.close()
+            self.writer = None
+
+    def after_turn(self) -> None:
+        """Make the turn durable and log an undo checkpoint for it."""
+        checkpoint = self.undo.end_turn()
+        if checkpoint is not None and self.writer is not None:
+            self.writer.write({"type": CHECKPOINT, "before": checkpoint.before, "after": checkpoint.after})
+        if self.writer is not None:
+            self.writer.sync()
+
+    def undo_last(self, agent) -> list[str]:
+        """/undo: restore what the last turn changed and tell the model at the start of the next turn."""
+        from mini_agent.undo import undo_notice
+
+        report = self.undo.undo()
+        if report.result is None:
+            return [report.problem]
+        if self.writer is not None:
+            self.writer.write({"type": UNDONE})
+        notice = undo_notice(report)
+        if notice:
+            agent.notes.append(system_hint("undo", notice))
+        result = report.result
+        lines = [f"{change.kind} {change.path}: undone" for change in result.undone] or ["Nothing to restore."]
+        lines += [f"{path}: changed since the turn, left as it is" for path in result.conflicts]
+        lines += [f"{path}: could not be restored ({why})" for path, why in result.failed]
+        lines.append(f"{report.remaining} more turn(s) can be undone." if report.remaining else "Nothing more to undo.")
+        return lines
+
+    # ---- internals ------------------------------------------------------------------------------------------
+
+    def _resume(self, agent, target) -> list:
+        from mini_agent.sessions import resume_into
+
+        loaded = self.store.load(target, self.settings.cwd)
+        self.writer = self.store.reopen(loaded)
+        resume_into(agent, loaded, self.writer)
+        info = loaded.info
+        self.notice = (
+            f"Continuing session {info.id} from {info.modified:%Y-%m-%d %H:%M} "
+            f"({info.messages} messages): {info.first_prompt}"
+        )
+        if loaded.damaged:
+            self.notice += f"\nThe session file was damaged: {loaded.damaged}"
+        return checkpoints_in(loaded.entries)
+
+    def _new_file(self, agent) -> None:
+        self.writer = self.store.create(self.settings.cwd, agent.settings.model)
+        agent.session.attach(self.writer.write)
+
+    def _start_undo(self, agent, checkpoints: list) -> None:
+        if not self.with_undo:
+            return
+        from mini_agent.undo import Snapshots, UndoStack, project_root, store_for
+
+        root = project_root(Path(self.settings.cwd))
+        self.undo = UndoStack(Snapshots(root, store_for(self.settings.data_dir, root)), checkpoints)
+        agent.before_change = self.undo.before_change
+
+
+def checkpoints_in(entries: list[dict]) -> list:
+    """The undo stack a session's log describes: checkpoints pushed, undos popped."""
+    from mini_agent.undo import Checkpoint
+
+    stack: list = []
+    for entry in entries:
+        if entry.get("type") == CHECKPOINT:
+            stack.append(Checkpoint(entry["before"], entry["after"]))
+        elif entry.get("type") == UNDONE and stack:
+            stack.pop()
+    return stack
+
+
+def listing(sessions) -> list[str]:
+    return [
+        f"{number:>3}. {info.modified:%Y-%m-%d %H:%M}  {info.id}  {info.messages:>4} msgs  "
+        f"{info.bytes / 1024:>7.1f} KiB  {info.first_prompt}"
+        for number, info in enumerate(sessions, 1)
+    ]
+
+
+class _NoUndo:
+    """Undo switched off (one-shot runs): every call is a no-op."""
+
+    def begin_turn(self) -> None:
+        pass
+
+    def end_turn(self) -> None:
+        return None
+
+    def undo(self):
+        from mini_agent.undo import UndoReport
+
+        return UndoReport(problem="Undo is not available in this run.")

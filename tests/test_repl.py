@@ -1,0 +1,162 @@
+"""The full REPL in a real pseudo-terminal against the loopback model: a developer's session, start to end."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from conversation import without_cache_control
+from fake_api import answer, tool_use
+from test_interactive import finish, spawn
+
+PROMPT = "›"
+
+
+def typed_turns(request: dict) -> list[str]:
+    return [
+        message["content"][0]["text"]
+        for message in request["messages"]
+        if message["role"] == "user" and message["content"] and message["content"][0].get("type") == "text"
+    ]
+
+
+def test_a_session_answer_edit_undo_context_cost_and_continue(api, tmp_path):
+    target = tmp_path / "app.py"
+    target.write_text("print('old')\n")
+    api.script(
+        answer("# Plan\n\nI will **change** the greeting.\n\n- read it\n- edit it\n"),
+        answer(tool_use("read_file", {"path": "app.py"})),
+        answer(tool_use("edit_file", {"path": "app.py", "old_string": "old", "new_string": "new"})),
+        answer("Changed it."),
+        answer("Noted, it is back to old."),
+    )
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("what will you do?")
+    child.expect("Plan")
+    child.expect("change")
+    child.expect("read it")
+    child.expect(PROMPT)
+    child.sendline("now change the greeting")
+    child.expect("needs your approval")
+    child.expect(r"-print\('old'\)")
+    child.expect(r"\+print\('new'\)")
+    child.expect(r"Allow\? ")
+    child.sendline("y")
+    child.expect("Changed it.")
+    child.expect("cached")  # the status line after the turn
+    child.expect(PROMPT)
+    assert target.read_text() == "print('new')\n"
+    child.sendline("/undo")
+    child.expect("app.py: undone")
+    child.expect(PROMPT)
+    assert target.read_text() == "print('old')\n"
+    child.sendline("/context")
+    child.expect(r"of 200,000 tokens")
+    child.expect(r"tool schemas\s+[\d,]+")
+    child.expect(r"free space\s+[\d,]+")
+    child.expect(PROMPT)
+    child.sendline("/cost")
+    child.expect(r"input [\d,]+ · output [\d,]+")
+    child.expect(PROMPT)
+    child.sendline("did it work?")
+    child.expect("Noted, it is back to old.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    after_undo = api.message_requests[4]["messages"][-1]["content"]
+    assert any('type="undo"' in block.get("text", "") and "app.py" in block.get("text", "") for block in after_undo)
+    before = api.message_requests[-1]
+
+    api.script(answer("Continuing."))
+    child = spawn(api, tmp_path, "--continue")
+    child.expect("Continuing session")
+    child.expect(PROMPT)
+    child.sendline("and now?")
+    child.expect("Continuing.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    resumed = api.message_requests[-1]
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "Noted, it is back to old."}]}
+    expected_prefix = without_cache_control(before["messages"]) + [reply]
+    assert without_cache_control(resumed["messages"])[: len(expected_prefix)] == expected_prefix
+    assert json.dumps(resumed["system"]) == json.dumps(before["system"])
+    assert json.dumps(resumed["tools"]) == json.dumps(before["tools"])
+    assert typed_turns(resumed)[-1] == "and now?"
+
+
+def test_ctrl_c_while_the_answer_streams_returns_to_a_working_prompt(api, tmp_path):
+    long_answer = answer(" ".join(f"word{i}" for i in range(400)))
+    long_answer.event_delay = 0.05
+    api.script(long_answer, answer("Still here."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("talk a lot")
+    child.expect("word3")
+    child.sendcontrol("c")
+    child.expect("Interrupted")
+    child.expect(PROMPT)
+    child.sendline("are you there?")
+    child.expect("Still here.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    last = api.message_requests[1]["messages"][-1]  # the interrupted turn's words stay, merged before these
+    typed = [block["text"] for block in last["content"] if not block["text"].startswith("<context")]
+    assert typed == ["talk a lot", "are you there?"]
+
+
+def test_multi_line_input_mode_cycling_completion_and_suggestions(api, tmp_path):
+    api.script(answer("Two lines received."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.send("first line")
+    child.send("\x1b\r")  # Esc, Enter: a newline, not a send
+    child.send("second line\r")
+    child.expect("Two lines received.")
+    child.expect(PROMPT)
+    child.send("\x1b[Z")  # Shift+Tab
+    child.expect(r"\[accept-edits\]")
+    child.send("\x1b[Z")
+    child.expect(r"\[auto\]")
+    child.sendline("/mode")
+    child.expect("mode auto")
+    child.expect(PROMPT)
+    child.send("/cos\t")
+    child.expect("/cost")
+    child.send("\r")
+    child.expect(r"input \d+ · output \d+")
+    child.expect(PROMPT)
+    child.sendline("/comapct")
+    child.expect("Unknown command /comapct. Did you mean /compact?")
+    child.expect(PROMPT)
+    child.sendline("/help")
+    child.expect("/undo")
+    child.expect("Shift\\+Tab cycles the mode")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    assert typed_turns(api.message_requests[0]) == ["first line\nsecond line"]
+
+
+def test_input_history_persists_between_sessions(api, tmp_path):
+    api.script(answer("One."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("remember this line")
+    child.expect("One.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    api.script(answer("Two."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.send("\x1b[A")  # Up: the previous session's input
+    time.sleep(0.3)
+    child.send("\r")
+    child.expect("Two.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    assert typed_turns(api.message_requests[-1]) == ["remember this line"]
