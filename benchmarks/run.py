@@ -34,6 +34,7 @@ RUNS = {
     "read-file": (3, 1),
     "bash": (3, 1),
     "context": (30, 10),
+    "repl": (9, 3),
     "shell": (10, 3),
     "undo": (10, 3),
     "sessions": (15, 5),
@@ -53,6 +54,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         import _steps
 
         return _steps.step_overhead(runs("step"))
+
+    def repl() -> list[Row]:
+        import _repl
+
+        return _repl.prompt_rows(runs("repl"))
 
     def context() -> list[Row]:
         import _context
@@ -88,6 +94,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "read-file": lambda: _bigio.read_file_late(runs("read-file")),
         "bash": lambda: _bigio.bash_flood(runs("bash")),
         "context": context,
+        "repl": repl,
         "shell": shell,
         "undo": undo,
         "sessions": sessions,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import BinaryIO
-from xml.sax.saxutils import escape
 
 from mini_agent.prompt import system_hint
+from mini_agent.xmltext import escape
 
 
 @dataclass(frozen=True)

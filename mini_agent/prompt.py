@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
-from xml.sax.saxutils import escape, quoteattr
+
+from mini_agent.xmltext import escape, quoteattr
 
 if TYPE_CHECKING:
     from mini_agent.tools.base import ToolRegistry

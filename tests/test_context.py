@@ -206,3 +206,16 @@ def test_an_enricher_whose_trigger_is_absent_is_skipped_without_a_thread():
     assert gatherer.gather(turn("no mention here"))[1][0].reason == "no '@' in the message"
     gatherer.gather(turn("look at @x"))
     assert ran == ["context:mentions"]  # with the trigger present it ran, on its own thread
+
+
+@given(st.text())
+def test_our_xml_escaping_is_exactly_saxutils(text):
+    from xml.sax import saxutils
+
+    from mini_agent import xmltext
+
+    assert xmltext.escape(text) == saxutils.escape(text)
+    assert xmltext.quoteattr(text) == saxutils.quoteattr(text)
+    assert xmltext.unescape(text) == saxutils.unescape(text)
+    quotes = {"&quot;": '"', "&#10;": "\n"}
+    assert xmltext.unescape(text, quotes) == saxutils.unescape(text, quotes)

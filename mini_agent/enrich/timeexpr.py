@@ -25,10 +25,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from xml.sax.saxutils import escape
 
 from mini_agent.context import P1, ContextBlock, Enricher, Skip, TurnInput
 from mini_agent.enrich import _timewords as words
+from mini_agent.xmltext import escape
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ verifies the certificate for the host name, and the Host header stays the name.
 from __future__ import annotations
 
 import socket
-import urllib.request
 from collections.abc import Callable, Iterable
 from ipaddress import ip_address
 from typing import TYPE_CHECKING
@@ -144,6 +143,8 @@ def _proxy_for(url: httpx.URL) -> str | None:
 
     Decided here rather than by httpx, which ignores these variables once it is given a transport.
     """
+    import urllib.request  # here, not at start-up: it pulls in http.client
+
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(url.scheme) or proxies.get("all")
     if not proxy or urllib.request.proxy_bypass_environment(url.netloc.decode("ascii"), proxies):

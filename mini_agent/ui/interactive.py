@@ -7,6 +7,7 @@ with the session intact; Ctrl-D exits. Every turn is written to the session file
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -15,6 +16,9 @@ from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted, redact
 from mini_agent.settings import PERMISSION_MODES, Settings
 from mini_agent.ui.confirm import ask_on_terminal
 from mini_agent.ui.slash import SlashCommands
+
+WARM_UP_DELAY = 0.1
+"""Seconds after the prompt starts before the SDK import begins: long enough for the first draw."""
 
 
 class Repl:
@@ -38,15 +42,21 @@ class Repl:
 
     # ---- the loop -------------------------------------------------------------------------------------------
 
-    def run(self) -> ExitStatus:
+    def run(self, warm_up: Callable[[], None] | None = None) -> ExitStatus:
         from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
 
         completer = ReplCompleter(self.commands.names, lambda: self.agent.ctx.cwd)
         session = prompt_session(self.settings.data_dir / "history", completer, key_bindings(self._cycle_mode))
         self._banner()
+        pending = [warm_up] if warm_up else []
+
+        def after_first_draw() -> None:
+            if pending:
+                threading.Timer(WARM_UP_DELAY, pending.pop()).start()
+
         while True:
             try:
-                line = session.prompt(self._prompt)
+                line = session.prompt(self._prompt, pre_run=after_first_draw)
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -185,9 +195,12 @@ class Repl:
             self.console.print(f"[dim]{_escape(message)}[/]")
 
 
-def run_interactive(build: Callable[..., Agent], settings: Settings, sessions) -> ExitStatus:
+def run_interactive(
+    build: Callable[..., Agent], settings: Settings, sessions, warm_up: Callable[[], None] | None = None
+) -> ExitStatus:
+    """`warm_up` (loading the model SDK) starts once the first prompt is drawn."""
     try:
-        return Repl(build, settings, sessions).run()
+        return Repl(build, settings, sessions).run(warm_up)
     finally:
         sessions.close()
 

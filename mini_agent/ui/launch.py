@@ -23,7 +23,8 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.provider import AnthropicProvider
 
     provider = AnthropicProvider(settings)
-    provider.warm_up()  # the SDK import overlaps everything below
+    if not interactive:
+        provider.warm_up()  # the SDK import overlaps everything below
     if prompt is None and not interactive and stdin is None:
         raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
     piped, more = "", False
@@ -63,7 +64,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     if interactive:
         from mini_agent.ui.interactive import run_interactive
 
-        return run_interactive(build, settings, SessionLifecycle(settings, resume))
+        # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
+        # is on screen and overlaps the user's typing instead.
+        return run_interactive(build, settings, SessionLifecycle(settings, resume), provider.warm_up)
     from mini_agent.ui.oneshot import run_once
 
     can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()

@@ -1,0 +1,75 @@
+"""Time from launching the interactive REPL until its prompt is ready for typing, in a real pseudo-terminal.
+
+Also with --continue of a 200-message session, which must not delay the prompt either.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from _common import Row, child_env, failed_row, median, mini_agent_command, seconds
+
+PROMPT_TARGET = 0.35
+SESSION_TURNS = 100
+
+
+def prompt_rows(runs: int) -> list[Row]:
+    try:
+        with tempfile.TemporaryDirectory(prefix="mini-agent-bench-repl-") as tmp:
+            base = Path(tmp)
+            (base / "project").mkdir()
+            env = child_env(
+                base / "home",
+                ANTHROPIC_API_KEY="sk-bench-0123456789",
+                MINI_AGENT_HOME=str(base / "agent-home"),
+                TERM="xterm",
+            )
+            fresh = _times(env, base / "project", [], runs)
+            _store_session(base / "agent-home", base / "project")
+            resumed = _times(env, base / "project", ["--continue"], runs)
+    except Exception as exc:
+        return [failed_row("REPL prompt ready", f"< {seconds(PROMPT_TARGET)}", str(exc))]
+    return [
+        _row("REPL prompt ready after launch", fresh),
+        _row(f"REPL prompt ready with --continue ({SESSION_TURNS * 2}-message session)", resumed),
+    ]
+
+
+def _row(name: str, times: list[float]) -> Row:
+    typical = median(times)
+    return Row(
+        name, f"{seconds(typical)} (max {seconds(max(times))})", f"< {seconds(PROMPT_TARGET)}", typical < PROMPT_TARGET
+    )
+
+
+def _times(env: dict[str, str], cwd: Path, args: list[str], runs: int) -> list[float]:
+    import pexpect
+
+    times = []
+    for _ in range(runs + 1):  # the first run warms the page and bytecode caches
+        started = time.perf_counter()
+        child = pexpect.spawn(
+            mini_agent_command(), args, env=env, cwd=str(cwd), dimensions=(40, 120), encoding="utf-8", timeout=20
+        )
+        child.expect("›")
+        times.append(time.perf_counter() - started)
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+        child.close()
+    return times[1:]
+
+
+def _store_session(data_dir: Path, cwd: Path) -> None:
+    """A session file of SESSION_TURNS question-and-answer turns, written by the real store."""
+    from mini_agent.session import Session
+    from mini_agent.sessions import SessionStore
+
+    writer = SessionStore(data_dir).create(cwd.resolve(), "claude-test")
+    session = Session()
+    session.attach(writer.write)
+    for turn in range(SESSION_TURNS):
+        session.begin_turn(f"question {turn}: " + "words " * 40)
+        session.append({"role": "assistant", "content": [{"type": "text", "text": "answer " * 120}]})
+    writer.close()

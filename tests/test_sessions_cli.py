@@ -1,0 +1,56 @@
+"""Sessions from the command line: every run is saved, --continue and --resume pick one up."""
+
+from __future__ import annotations
+
+import json
+
+from fake_api import answer
+
+
+def test_a_one_shot_run_is_saved_and_continued_with_its_history(run_cli, api, tmp_path):
+    api.script(answer("The answer is 4."), answer("You asked about 2+2."))
+    first = run_cli(["-p", "what is 2+2?", "--output-format", "json"], api)
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+    files = list((tmp_path / "mini-agent-home" / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1 and session_id in files[0].name
+    lines = [json.loads(line) for line in files[0].read_text().splitlines()]
+    assert lines[0]["type"] == "session" and any(entry.get("typed") == "what is 2+2?" for entry in lines)
+
+    second = run_cli(["-p", "what did I ask?", "--continue"], api)
+    assert second.returncode == 0, second.stderr
+    assert "Continuing session" in second.stderr.decode()
+    messages = api.message_requests[1]["messages"]
+    assert messages[0]["content"][0]["text"] == "what is 2+2?"
+    assert messages[1]["content"][0]["text"] == "The answer is 4."
+    assert messages[2]["content"][0]["text"] == "what did I ask?"
+    assert len(list((tmp_path / "mini-agent-home" / "sessions").rglob("*.jsonl"))) == 1  # the same file goes on
+
+
+def test_resume_by_id_and_without_a_terminal_to_pick(run_cli, api, tmp_path):
+    api.script(answer("One."), answer("Two."), answer("Resumed."))
+    ids = [
+        json.loads(run_cli(["-p", text, "--output-format", "json"], api).stdout)["session_id"]
+        for text in ("first task", "second task")
+    ]
+    done = run_cli(["-p", "go on", "--resume", ids[0]], api)
+    assert done.returncode == 0, done.stderr
+    assert api.message_requests[2]["messages"][0]["content"][0]["text"] == "first task"
+    picked = run_cli(["-p", "go on", "--resume"], api)
+    assert picked.returncode == 2 and "--resume ID" in picked.stderr.decode()
+    unknown = run_cli(["-p", "go on", "--resume", "ffffffff"], api)
+    assert unknown.returncode == 2 and "ffffffff" in unknown.stderr.decode()
+    both = run_cli(["-p", "x", "--continue", "--resume", ids[0]], api)
+    assert both.returncode == 2
+
+
+def test_a_damaged_session_file_is_read_up_to_the_damage_with_a_notice(run_cli, api, tmp_path):
+    api.script(answer("Saved."), answer("Still works."))
+    run_cli(["-p", "remember the word tangerine"], api)
+    (path,) = (tmp_path / "mini-agent-home" / "sessions").rglob("*.jsonl")
+    with path.open("a") as file:
+        file.write('{"type": "message", "message": {"role": "user", "cont')  # a crash mid-line
+    done = run_cli(["-p", "what word?", "--continue"], api)
+    assert done.returncode == 0, done.stderr
+    assert "damaged" in done.stderr.decode()
+    assert api.message_requests[1]["messages"][0]["content"][0]["text"] == "remember the word tangerine"
