@@ -160,3 +160,57 @@ def test_input_history_persists_between_sessions(api, tmp_path):
     child.sendcontrol("d")
     assert finish(child) == 0
     assert typed_turns(api.message_requests[-1]) == ["remember this line"]
+
+
+def test_model_clear_and_resume_commands(api, tmp_path):
+    api.script(answer("About apples."), answer("Fresh start."), answer("Back to apples."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("tell me about apples")
+    child.expect("About apples.")
+    child.expect(PROMPT)
+    child.sendline("/model claude-other")
+    child.expect("model claude-other")
+    child.expect(PROMPT)
+    child.sendline("/clear")
+    child.expect("New conversation.")
+    child.expect(PROMPT)
+    child.sendline("something else")
+    child.expect("Fresh start.")
+    child.expect(PROMPT)
+    child.sendline("/resume")
+    child.expect(r"1\. .*tell me about apples")
+    child.expect(PROMPT)
+    child.sendline("/resume 1")
+    child.expect("Continuing session")
+    child.expect(PROMPT)
+    child.sendline("and pears?")
+    child.expect("Back to apples.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    fresh, resumed = api.message_requests[1], api.message_requests[2]
+    assert fresh["model"] == "claude-other" and typed_turns(fresh) == ["something else"]
+    assert typed_turns(resumed) == ["tell me about apples", "and pears?"]
+
+
+def test_tab_completes_paths_after_an_at_sign(tmp_path):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from mini_agent.ui.repl_input import ReplCompleter
+
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "main.py").write_text("")
+    (tmp_path / "setup.cfg").write_text("")
+    (tmp_path / ".hidden").write_text("")
+    completer = ReplCompleter(lambda: [("/compact", "compact"), ("/context", "tokens")], lambda: tmp_path)
+
+    def complete(text: str) -> list[str]:
+        return [c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))]
+
+    assert complete("look at @s") == ["setup.cfg", "src/"]
+    assert complete("look at @src/") == ["src/main.py", "src/pkg/"]
+    assert complete("@src/m") == ["src/main.py"]
+    assert complete("/co") == ["/compact", "/context"]
+    assert complete("no mention here") == []
