@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 from rich.console import Console
 
-from mini_agent.ui.markdown_stream import BlockSplitter, MarkdownStream, markdown
+from mini_agent.ui.markdown_blocks import BlockSplitter
+from mini_agent.ui.markdown_stream import MarkdownStream, markdown
 
 DOC = """# Release notes
 
