@@ -131,6 +131,11 @@ class Agent:
             self._settle_dangling_calls("Not run: the user interrupted the turn.")
             raise TurnAborted() from None
 
+    def remember_calls(self, lines: list[str]) -> None:
+        """Recent tool calls of a resumed session (as `call_line` writes them), for the recent-activity block."""
+        self._calls.clear()
+        self._calls.extend(lines)
+
     def request(self) -> Request:
         """The next request: stable system and tools, the transcript with a moving cache breakpoint."""
         return Request(
@@ -301,7 +306,7 @@ class Agent:
 
     def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
         self._track_health(tool.name, result)
-        self._calls.append(_one_line(tool.name, arguments, result))
+        self._calls.append(call_line(tool.name, arguments, result))
         self.keeper.engine.tool_ran(tool.risk)
 
     def _track_health(self, name: str, result: ToolResult) -> None:
@@ -340,7 +345,7 @@ class Agent:
         self.session.append({"role": "user", "content": blocks})
 
 
-def _one_line(name: str, arguments: dict, result: ToolResult) -> str:
+def call_line(name: str, arguments: dict, result: ToolResult) -> str:
     """A tool call as one line for the recent-activity block: what ran and how it went."""
     shown = json.dumps(arguments, ensure_ascii=False)
     if len(shown) > 120:

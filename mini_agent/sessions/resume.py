@@ -41,9 +41,7 @@ def resume_into(agent: Agent, loaded: LoadedSession, writer: SessionWriter | Non
     settle_unanswered_calls(session)
     agent.session = session
     agent.keeper.engine.ledger = replay_ledger(loaded.entries)
-    # The agent keeps its recent calls in a private deque; rebuilt here until it offers a way to restore them.
-    agent._calls.clear()
-    agent._calls.extend(recent_calls(loaded.entries, agent.registry, RECENT_CALLS))
+    agent.remember_calls(recent_calls(loaded.entries, agent.registry, RECENT_CALLS))
     if anchor is not None:
         agent.keeper.size.observe(*anchor)
     return session
@@ -89,7 +87,7 @@ def recent_calls(entries: list[dict], registry: ToolRegistry, limit: int) -> lis
     A call the log shows as refused or never run (its result begins "Not run") is left out, as the agent
     leaves it out; a refusal worded otherwise (the human's own message) cannot be told from a tool's error.
     """
-    from mini_agent.agent import _one_line
+    from mini_agent.agent import call_line
     from mini_agent.tools.base import ToolError, ToolResult
 
     results: dict[str, dict] = {}
@@ -114,7 +112,7 @@ def recent_calls(entries: list[dict], registry: ToolRegistry, limit: int) -> lis
                 arguments = tool.validate(call.get("input"))
             except ToolError:
                 continue
-            lines.append(_one_line(tool.name, arguments, ToolResult(content, is_error)))
+            lines.append(call_line(tool.name, arguments, ToolResult(content, is_error)))
             if len(lines) == limit:
                 return lines[::-1]
     return lines[::-1]
