@@ -214,3 +214,22 @@ def test_tab_completes_paths_after_an_at_sign(tmp_path):
     assert complete("@src/m") == ["src/main.py"]
     assert complete("/co") == ["/compact", "/context"]
     assert complete("no mention here") == []
+
+
+def test_resume_without_an_id_lists_the_sessions_and_continues_the_one_picked(run_cli, api, tmp_path):
+    api.script(answer("First."), answer("Second."), answer("Picked the first."))
+    for text in ("the first task", "the second task"):
+        assert run_cli(["-p", text], api).returncode == 0
+    child = spawn(api, tmp_path, "--resume")
+    child.expect(r"1\. .*the second task")  # newest first
+    child.expect(r"2\. .*the first task")
+    child.expect(r"Session number")
+    child.sendline("2")
+    child.expect("Continuing session")
+    child.expect(PROMPT)
+    child.sendline("go on")
+    child.expect("Picked the first.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    assert typed_turns(api.message_requests[-1]) == ["the first task", "go on"]

@@ -54,3 +54,14 @@ def test_a_damaged_session_file_is_read_up_to_the_damage_with_a_notice(run_cli, 
     assert done.returncode == 0, done.stderr
     assert "damaged" in done.stderr.decode()
     assert api.message_requests[1]["messages"][0]["content"][0]["text"] == "remember the word tangerine"
+
+
+def test_a_session_file_that_cannot_be_written_warns_and_the_run_goes_on(run_cli, api, tmp_path):
+    home = tmp_path / "mini-agent-home"
+    home.mkdir(exist_ok=True)
+    (home / "sessions").write_text("not a directory")
+    api.script(answer("Answered anyway."))
+    done = run_cli(["-p", "hello"], api)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode() == "Answered anyway.\n"
+    assert "could not be written" in done.stderr.decode() and "not be resumable" in done.stderr.decode()

@@ -95,7 +95,9 @@ class Repl:
         except MiniAgentError as exc:
             self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secrets))}[/]")
         finally:
-            self.sessions.after_turn()
+            warning = self.sessions.after_turn()
+            if warning:
+                self.console.print(f"[yellow]! {_escape(warning)}[/]")
         if result is not None:
             self.renderer.turn_finished(result, self.agent.session, self.agent.window(), self.agent.overhead())
         self.console.print()

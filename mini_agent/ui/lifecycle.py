@@ -30,6 +30,7 @@ class SessionLifecycle:
         """The id of the session file in use (kept after closing, for the json output)."""
         self.notice: str | None = None
         self.undo = _NoUndo()
+        self._warned = False
 
     # ---- start, switch, stop --------------------------------------------------------------------------------
 
@@ -76,13 +77,22 @@ class SessionLifecycle:
             self.writer.close()
             self.writer = None
 
-    def after_turn(self) -> None:
-        """Make the turn durable and log an undo checkpoint for it."""
+    def after_turn(self) -> str | None:
+        """Make the turn durable and log an undo checkpoint for it; a warning, once, if the file stopped."""
         checkpoint = self.undo.end_turn()
-        if checkpoint is not None and self.writer is not None:
+        if self.writer is None:
+            return None
+        if checkpoint is not None:
             self.writer.write({"type": CHECKPOINT, "before": checkpoint.before, "after": checkpoint.after})
-        if self.writer is not None:
-            self.writer.sync()
+        self.writer.sync()
+        if self.writer.error is not None and not self._warned:
+            self._warned = True
+            why = self.writer.error.strerror or self.writer.error
+            return (
+                f"The session file {self.writer.path} could not be written ({why}); "
+                "this session will not be resumable from here on."
+            )
+        return None
 
     def undo_last(self, agent) -> list[str]:
         """/undo: restore what the last turn changed and tell the model at the start of the next turn."""

@@ -65,7 +65,9 @@ def run_once(
     except MiniAgentError as exc:
         status, error = exc.exit_status, redact(str(exc), settings.secrets)
     if sessions is not None:
-        sessions.after_turn()
+        warning = sessions.after_turn()
+        if warning:
+            print(f"mini-agent: {warning}", file=err)
         sessions.close()
     record = result_record(agent, result, error, status, steps, time.monotonic() - started)
     if sessions is not None and sessions.writer_id:
