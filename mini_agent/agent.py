@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted, redact
 from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
+from mini_agent.gate import Confirm, Gate
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
-from mini_agent.permissions import Allow, Ask, Decision, Deny, ToolCall, check, check_destination
-from mini_agent.preview import change_preview
+from mini_agent.permissions import Deny
 from mini_agent.prompt import build_system, system_hint
 from mini_agent.provider import Provider, Reply, Request
 from mini_agent.session import Session
 from mini_agent.settings import Settings
 from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
 from mini_agent.usage import Usage
-from mini_agent.workspace import Workspace
 
 if TYPE_CHECKING:
     from mini_agent.injection import TurnTrace
@@ -31,25 +28,6 @@ if TYPE_CHECKING:
 
 DEGRADED_AFTER = 3
 RECENT_CALLS = 8
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """A tool call the policy wants a human to approve."""
-
-    tool: Tool
-    arguments: dict
-    ask: Ask
-    """Why the policy asks, how risky the call is, and the "always" answers on offer."""
-    preview: str | None
-    """For writes and edits: the change as a unified diff."""
-
-    @property
-    def reason(self) -> str:
-        return self.ask.reason
-
-
-Confirm = Callable[[ApprovalRequest], Decision]
 
 
 @dataclass(frozen=True)
@@ -80,24 +58,19 @@ class Agent:
         """`keeper` builds the context keeper for this agent; by default one without context sources."""
         self.provider, self.registry, self.settings = provider, registry, settings
         self.session, self.ctx, self.static_prompt = session, ctx, static_prompt
-        self.emit, self.confirm = emit, confirm
+        self.emit = emit
         self._system: tuple[dict, list[dict]] | None = None
         self._overhead: tuple[list[dict], int] | None = None
         self._network_failures: dict[str, int] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._results: dict[str, ToolResult] = {}
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
-        self.rules = settings.rules
-        """The configured rules plus what the human granted with "always" answers in this session."""
-        self.mode = settings.permission_mode
-        """The permission mode; the REPL may change it between turns (Shift+Tab, /mode)."""
+        self.gate = Gate(settings, ctx, confirm, registry.get)
+        ctx.check_destination = self.gate.check_destination
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.before_change: Callable[[], None] | None = None
         """Called before each tool that may change files runs (write and exec tools): the undo snapshot."""
-        """The configured rules plus what the human granted with "always" answers in this session."""
-        self._workspace: Workspace | None = None
-        ctx.check_destination = self._check_destination
         if keeper is None:
             from mini_agent.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)
@@ -229,10 +202,7 @@ class Agent:
         except ToolError as exc:
             self._settle(call, ToolResult(str(exc), is_error=True))
             return None
-        verdict = check(ToolCall(tool.name, tool.risk, arguments), self.mode, self.rules, self.workspace())
-        if isinstance(verdict, Ask):
-            preview = change_preview(tool.name, arguments, self.ctx.cwd)
-            verdict = self._decide(ApprovalRequest(tool, arguments, verdict, preview))
+        verdict = self.gate.authorise(tool, arguments)
         if isinstance(verdict, Deny):
             self._settle(call, ToolResult(verdict.message, is_error=True))
             if verdict.stop_turn:
@@ -240,31 +210,14 @@ class Agent:
             return None
         return tool, arguments
 
-    def workspace(self) -> Workspace:
-        """The working directory as the policy sees it, from where the shell is now."""
-        cwd = Path(os.path.realpath(self.ctx.cwd))
-        if self._workspace is None or self._workspace.cwd != cwd:
-            root = self._workspace.root if self._workspace else None
-            self._workspace = Workspace.at(root or self.settings.cwd, cwd, self.settings.config_files)
-        return self._workspace
+    @property
+    def mode(self) -> str:
+        """The permission mode; the REPL changes it between turns (Shift+Tab, /mode)."""
+        return self.gate.mode
 
-    def _decide(self, request: ApprovalRequest) -> Decision:
-        """Ask the human; an "always" answer adds its rules for the rest of the session."""
-        decision = self.confirm(request)
-        if isinstance(decision, Allow) and decision.remember:
-            self.rules = self.rules.with_rules(*decision.remember)
-        return decision
-
-    def _check_destination(self, url: str, host: str, reason: str) -> None:
-        """web_fetch is about to connect to a private, loopback or metadata address: the policy, then a human."""
-        verdict = check_destination(host, reason, self.mode, self.rules)
-        if isinstance(verdict, Ask):
-            tool = self.registry.get("web_fetch")
-            verdict = self._decide(ApprovalRequest(tool, {"url": url}, verdict, None))
-        if isinstance(verdict, Deny):
-            if verdict.stop_turn:
-                raise KeyboardInterrupt
-            raise ToolError(verdict.message)
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self.gate.mode = mode
 
     def _settle(self, call: dict, result: ToolResult) -> None:
         self._results[call["id"]] = result

@@ -9,9 +9,10 @@ import threading
 import pytest
 from fake_api import answer, thinking, tool_use
 
-from mini_agent.agent import Agent, ApprovalRequest
+from mini_agent.agent import Agent
 from mini_agent.errors import StepLimitReached, TurnAborted
 from mini_agent.events import HintChanged, Notice
+from mini_agent.gate import ApprovalRequest
 from mini_agent.permissions import Allow, Deny
 from mini_agent.provider import AnthropicProvider
 from mini_agent.session import Session

@@ -1,0 +1,84 @@
+"""The permission gate between the model's tool calls and the tools: the policy first, a human when it asks.
+
+The gate holds what may change during a session: the permission mode (Shift+Tab, /mode) and the rules, to
+which "always" answers add. It also vets web_fetch's destinations once their addresses are known.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mini_agent.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
+from mini_agent.preview import change_preview
+from mini_agent.settings import Settings
+from mini_agent.tools.base import Tool, ToolContext, ToolError
+from mini_agent.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A tool call the policy wants a human to approve."""
+
+    tool: Tool
+    arguments: dict
+    ask: Ask
+    """Why the policy asks, how risky the call is, and the "always" answers on offer."""
+    preview: str | None
+    """For writes and edits: the change as a unified diff."""
+
+    @property
+    def reason(self) -> str:
+        return self.ask.reason
+
+
+Confirm = Callable[[ApprovalRequest], Decision]
+
+
+class Gate:
+    def __init__(self, settings: Settings, ctx: ToolContext, confirm: Confirm, tool: Callable[[str], Tool | None]):
+        """`tool` looks a tool up by name (the registry's get)."""
+        self.settings, self.ctx, self.confirm, self._tool = settings, ctx, confirm, tool
+        self.mode = settings.permission_mode
+        """The permission mode; the REPL may change it between turns."""
+        self.rules = settings.rules
+        """The configured rules plus what the human granted with "always" answers in this session."""
+        self._workspace: Workspace | None = None
+
+    def authorise(self, tool: Tool, arguments: dict) -> Verdict:
+        """Allow or Deny one validated call, asking the human when the policy says so."""
+        verdict = check(ToolCall(tool.name, tool.risk, arguments), self.mode, self.rules, self.workspace())
+        if isinstance(verdict, Ask):
+            preview = change_preview(tool.name, arguments, self.ctx.cwd)
+            verdict = self.decide(ApprovalRequest(tool, arguments, verdict, preview))
+        return verdict
+
+    def workspace(self) -> Workspace:
+        """The working directory as the policy sees it, from where the shell is now."""
+        cwd = Path(os.path.realpath(self.ctx.cwd))
+        if self._workspace is None or self._workspace.cwd != cwd:
+            root = self._workspace.root if self._workspace else None
+            self._workspace = Workspace.at(root or self.settings.cwd, cwd, self.settings.config_files)
+        return self._workspace
+
+    def decide(self, request: ApprovalRequest) -> Decision:
+        """Ask the human; an "always" answer adds its rules for the rest of the session."""
+        decision = self.confirm(request)
+        if isinstance(decision, Allow) and decision.remember:
+            self.rules = self.rules.with_rules(*decision.remember)
+        return decision
+
+    def check_destination(self, url: str, host: str, reason: str) -> None:
+        """web_fetch is about to connect to a private, loopback or metadata address: the policy, then a human.
+
+        Returns to allow; raises ToolError to refuse, KeyboardInterrupt when the human pressed Ctrl-C.
+        """
+        verdict = check_destination(host, reason, self.mode, self.rules)
+        if isinstance(verdict, Ask):
+            verdict = self.decide(ApprovalRequest(self._tool("web_fetch"), {"url": url}, verdict, None))
+        if isinstance(verdict, Deny):
+            if verdict.stop_turn:
+                raise KeyboardInterrupt
+            raise ToolError(verdict.message)
