@@ -67,17 +67,3 @@ def rules_in(data: dict, origin: Origin) -> Rules:
             raise ConfigError(f"permissions.{effect} in {origin.detail} must be a list of strings.")
         rules.extend(parse_rule(entry, effect, origin) for entry in entries)
     return Rules(tuple(rules))
-
-
-def load_rules(user_dir: Path, cwd: Path, allow: list[str], deny: list[str], ask: list[str] = ()) -> Rules:
-    """Every rule in force: the user's file, the project's file, then flags. Deny beats ask beats allow."""
-    rules = Rules()
-    user = user_config(user_dir)
-    rules += rules_in(read_toml(user), Origin("user", str(user)))
-    project = project_config(cwd)
-    if project is not None:
-        rules += rules_in(read_toml(project), Origin("project", str(project)))
-    for effect, entries in (("allow", allow), ("ask", ask), ("deny", deny)):
-        flag = Origin("flag", f"--{effect}")
-        rules += Rules(tuple(parse_rule(entry, effect, flag) for entry in entries))
-    return rules

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.config_files import load_rules, project_config, rules_in
+from mini_agent.config import resolve
+from mini_agent.config_files import project_config, rules_in
 from mini_agent.errors import ConfigError
 from mini_agent.rules import Origin, Rule, parse_rule
 
@@ -143,7 +144,8 @@ def test_config_files_give_rules_with_their_origin(tmp_path):
         '[permissions]\nallow = ["bash(git push *)", "edit_file(src/**)"]\n'
     )
     (project / "sub").mkdir()
-    rules = load_rules(user_dir, project / "sub", ["bash(make)"], ["web_fetch"])
+    env = {"MINI_AGENT_HOME": str(user_dir)}
+    rules = resolve(env, {}, cwd=project / "sub", allow=["bash(make)"], deny=["web_fetch"]).settings.rules
     listed = [(r.effect, r.text, r.origin.kind) for r in rules.rules]
     assert listed == [
         ("deny", "bash(git push *)", "user"),
@@ -182,7 +184,7 @@ def test_the_project_config_is_looked_for_up_to_the_repository_root(tmp_path):
 def test_a_broken_config_file_is_a_clear_error_naming_the_file(tmp_path, content, message):
     (tmp_path / "config.toml").write_text(content)
     with pytest.raises(ConfigError) as error:
-        load_rules(tmp_path, tmp_path, [], [])
+        resolve({"MINI_AGENT_HOME": str(tmp_path)}, {}, cwd=tmp_path)
     assert message in str(error.value) and str(tmp_path / "config.toml") in str(error.value)
 
 
