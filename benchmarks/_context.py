@@ -206,9 +206,9 @@ def injected_tokens(proj: Project) -> list[Row]:
 
 def _agent(api: FakeAnthropicAPI, proj: Project, emit: Callable, max_steps: int, **settings_overrides):
     from mini_agent.agent import Agent
-    from mini_agent.permissions import Allow
     from mini_agent.prompt import static_prompt
     from mini_agent.provider import AnthropicProvider
+    from mini_agent.safety.permissions import Allow
     from mini_agent.session import Session
     from mini_agent.tools import default_tools
     from mini_agent.tools.base import ToolContext

@@ -67,8 +67,8 @@ def _fine(value: float) -> str:
 
 
 def _per_command(runs: int) -> list[float]:
-    from mini_agent.shell import classify
-    from mini_agent.workspace import Workspace
+    from mini_agent.safety.shell import classify
+    from mini_agent.safety.workspace import Workspace
 
     with tempfile.TemporaryDirectory(prefix="mini-agent-bench-shell-") as tmp:
         base = Path(tmp).resolve()

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted, redact
 from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
-from mini_agent.gate import Confirm, Gate
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
-from mini_agent.permissions import Deny
 from mini_agent.prompt import build_system, system_hint
 from mini_agent.provider import Provider, Reply, Request
+from mini_agent.safety.gate import Confirm, Gate
+from mini_agent.safety.permissions import Deny
 from mini_agent.session import Session
 from mini_agent.settings import Settings
 from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute

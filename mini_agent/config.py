@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mini_agent.config_files import project_config, read_toml, rules_in, user_config
 from mini_agent.errors import ConfigError
-from mini_agent.rules import Origin, Rules, parse_rule
+from mini_agent.safety.rules import Origin, Rules, parse_rule
 from mini_agent.settings import (
     Settings,
     check_settings,

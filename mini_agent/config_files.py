@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 from mini_agent.errors import ConfigError
-from mini_agent.rules import EFFECTS, Origin, Rule, Rules, parse_rule
+from mini_agent.safety.rules import EFFECTS, Origin, Rule, Rules, parse_rule
 
 CONFIG_NAME = "config.toml"
 PROJECT_DIR = ".mini-agent"

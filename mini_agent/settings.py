@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from mini_agent.errors import ConfigError
-from mini_agent.rules import Rules
+from mini_agent.safety.rules import Rules
 
 PermissionMode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 OutputFormat = Literal["text", "json", "stream-json"]

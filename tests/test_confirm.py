@@ -8,9 +8,9 @@ import pytest
 from fake_api import answer, tool_use
 from test_interactive import finish, spawn
 
-from mini_agent.gate import ApprovalRequest
-from mini_agent.permissions import Allow, Ask, Deny, Grant
-from mini_agent.rules import Rule
+from mini_agent.safety.gate import ApprovalRequest
+from mini_agent.safety.permissions import Allow, Ask, Deny, Grant
+from mini_agent.safety.rules import Rule
 from mini_agent.tools import default_tools
 from mini_agent.ui.confirm import ask_on_terminal, interpret
 

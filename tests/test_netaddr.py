@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.netaddr import (
+from mini_agent.safety.netaddr import (
     LINK_LOCAL,
     LOOPBACK,
     METADATA,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from shell_corpus import CORPUS
 
-from mini_agent.permissions import Allow, Ask, Deny, ToolCall, check, check_destination, refusal_without_human
-from mini_agent.rules import Origin, Rules, parse_rule
-from mini_agent.workspace import Workspace
+from mini_agent.safety.permissions import Allow, Ask, Deny, ToolCall, check, check_destination, refusal_without_human
+from mini_agent.safety.rules import Origin, Rules, parse_rule
+from mini_agent.safety.workspace import Workspace
 
 RISKS = {"read_file": "read", "write_file": "write", "edit_file": "write", "bash": "exec", "web_fetch": "network"}
 MODES = ("default", "accept-edits", "auto", "plan", "bypass")

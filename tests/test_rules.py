@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mini_agent.config import resolve
 from mini_agent.config_files import project_config, rules_in
 from mini_agent.errors import ConfigError
-from mini_agent.rules import Origin, Rule, parse_rule
+from mini_agent.safety.rules import Origin, Rule, parse_rule
 
 FLAG = Origin("flag", "--allow")
 ROOT, HOME = Path("/work/repo"), Path("/home/u")

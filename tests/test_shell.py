@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shell_corpus import CORPUS, DESTRUCTIVE, READ_ONLY
 
-from mini_agent.shell import Classification, classify, grammar
-from mini_agent.shell.verdict import SEVERITY
-from mini_agent.workspace import Workspace
+from mini_agent.safety.shell import Classification, classify, grammar
+from mini_agent.safety.shell.verdict import SEVERITY
+from mini_agent.safety.workspace import Workspace
 
 
 @pytest.fixture(scope="module")
@@ -143,8 +143,8 @@ def test_characters_that_crash_tree_sitter_bash_never_reach_it(workspace: Worksp
     """tree-sitter-bash 0.25 segfaults on `{` followed later by a character beyond U+FFFF (upstream #337), about
     half the time; a child process parses such input over and over and must survive."""
     code = (
-        "from mini_agent.shell import classify\n"
-        "from mini_agent.workspace import Workspace\n"
+        "from mini_agent.safety.shell import classify\n"
+        "from mini_agent.safety.workspace import Workspace\n"
         "from pathlib import Path\n"
         f"workspace = Workspace(root=Path({str(workspace.root)!r}), home=Path({str(workspace.home)!r}))\n"
         "for point in range(0x10000, 0x110000, 0x1111):\n"
@@ -164,7 +164,7 @@ def test_the_parser_never_sees_a_four_byte_character_and_the_text_comes_back_int
 
 
 def test_importing_the_package_does_not_load_tree_sitter():
-    code = "import sys, mini_agent.shell; assert 'tree_sitter' not in sys.modules, 'loaded at import'"
+    code = "import sys, mini_agent.safety.shell; assert 'tree_sitter' not in sys.modules, 'loaded at import'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

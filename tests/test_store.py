@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from mini_agent.agent import Agent
 from mini_agent.context import P0, P1, ContextBlock, Ledger
-from mini_agent.permissions import Allow
 from mini_agent.provider import AnthropicProvider
+from mini_agent.safety.permissions import Allow
 from mini_agent.session import SUMMARY_HINT, Session
 from mini_agent.sessions import (
     SessionBusy,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from ipaddress import ip_address
 from typing import TYPE_CHECKING
 
-from mini_agent.netaddr import address_risk, host_risk
+from mini_agent.safety.netaddr import address_risk, host_risk
 
 if TYPE_CHECKING:
     import httpcore

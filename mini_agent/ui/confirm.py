@@ -15,8 +15,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from mini_agent.gate import ApprovalRequest
-from mini_agent.permissions import Allow, Decision, Deny, refusal_without_human
+from mini_agent.safety.gate import ApprovalRequest
+from mini_agent.safety.permissions import Allow, Decision, Deny, refusal_without_human
 from mini_agent.ui.render import describe_call
 
 YES = {"y", "yes"}

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from mini_agent.permissions import Allow, Ask, Deny, ToolCall, check
+from mini_agent.safety.permissions import Allow, Ask, Deny, ToolCall, check
+from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
-from mini_agent.workspace import Workspace
 
 PROTECTIONS = (
     "read-only shell commands (a curated list with argument checks) run in every mode",
@@ -53,7 +53,7 @@ def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
 
 
 def print_command_check(settings: Settings, command: str, as_json: bool, out: TextIO) -> None:
-    from mini_agent.shell import classify
+    from mini_agent.safety.shell import classify
 
     workspace = Workspace.at(settings.cwd, config_files=settings.config_files)
     verdict = classify(command, workspace)

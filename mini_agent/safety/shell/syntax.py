@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from mini_agent.shell import grammar
-from mini_agent.shell.commands import Assignment, Command, Redirect, Script
-from mini_agent.shell.grammar import Source
-from mini_agent.shell.variables import Variables
-from mini_agent.shell.words import SUBSTITUTIONS, Node, Word, evaluate, literal, unescape_backticks
+from mini_agent.safety.shell import grammar
+from mini_agent.safety.shell.commands import Assignment, Command, Redirect, Script
+from mini_agent.safety.shell.grammar import Source
+from mini_agent.safety.shell.variables import Variables
+from mini_agent.safety.shell.words import SUBSTITUTIONS, Node, Word, evaluate, literal, unescape_backticks
 
 TREE_DEPTH_LIMIT = 200
 """Deepest syntax tree walked; deeper input (thousands of nested parentheses) is not checked."""

@@ -8,9 +8,9 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from mini_agent.shell.commands import Assignment
-from mini_agent.shell.verdict import Verdict, destructive, ordinary
-from mini_agent.shell.words import Word, literal
+from mini_agent.safety.shell.commands import Assignment
+from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary
+from mini_agent.safety.shell.words import Word, literal
 
 LAYERS_LIMIT = 16
 """Most wrappers unwrapped around one command (`nice nice nice ...` is not worth more)."""

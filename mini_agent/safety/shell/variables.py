@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mini_agent.shell.words import Node
+from mini_agent.safety.shell.words import Node
 
 KNOWN = {"HOME": "~", "PWD": "."}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mini_agent.shell.words import Word
+from mini_agent.safety.shell.words import Word
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from mini_agent.shell import argv
-from mini_agent.shell.paths import BLOCK_DEVICE, Place, broad, write_verdict
-from mini_agent.shell.verdict import Verdict, destructive, ordinary
-from mini_agent.shell.words import Word
+from mini_agent.safety.shell import argv
+from mini_agent.safety.shell.paths import BLOCK_DEVICE, Place, broad, write_verdict
+from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary
+from mini_agent.safety.shell.words import Word
 
 DISK_TOOLS = {
     "mkswap": "mkswap erases the device it formats",

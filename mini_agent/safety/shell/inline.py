@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from mini_agent.shell import argv, sed
-from mini_agent.shell.fallback import destructive_shape
-from mini_agent.shell.scripts import INTERPRETER, Code
-from mini_agent.shell.verdict import destructive, ordinary
-from mini_agent.shell.words import Word
+from mini_agent.safety.shell import argv, sed
+from mini_agent.safety.shell.fallback import destructive_shape
+from mini_agent.safety.shell.scripts import INTERPRETER, Code
+from mini_agent.safety.shell.verdict import destructive, ordinary
+from mini_agent.safety.shell.words import Word
 
 AWK = re.compile(r"[gmn]?awk")
 SSH_VALUES = set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -B".split())

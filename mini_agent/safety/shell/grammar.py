@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from mini_agent.shell.words import Node
+from mini_agent.safety.shell.words import Node
 
 PLACEHOLDERS = range(0xE000, 0xF900)
 """Private-use code points, one of which stands in for each distinct character beyond U+FFFF."""

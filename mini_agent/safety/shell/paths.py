@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mini_agent.shell.verdict import Verdict, destructive, ordinary, worst
-from mini_agent.shell.words import Word
-from mini_agent.workspace import HARMLESS_DEVICES, Workspace, secret_reason
+from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary, worst
+from mini_agent.safety.shell.words import Word
+from mini_agent.safety.workspace import HARMLESS_DEVICES, Workspace, secret_reason
 
 # Top-level directories whose removal breaks the machine or the user's account.
 SYSTEM_ROOTS = (

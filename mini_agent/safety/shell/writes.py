@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 
-from mini_agent.shell import argv, sed
-from mini_agent.shell.commands import Redirect
-from mini_agent.shell.paths import Place, broad, secret_verdict, write_verdict
-from mini_agent.shell.verdict import Verdict, destructive
-from mini_agent.shell.words import Word
+from mini_agent.safety.shell import argv, sed
+from mini_agent.safety.shell.commands import Redirect
+from mini_agent.safety.shell.paths import Place, broad, secret_verdict, write_verdict
+from mini_agent.safety.shell.verdict import Verdict, destructive
+from mini_agent.safety.shell.words import Word
 
 # Options taking a value, per command, so that the value is not mistaken for a path.
 VALUES = {

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_agent.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.preview import change_preview
+from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
+from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
 from mini_agent.tools.base import Tool, ToolContext, ToolError
-from mini_agent.workspace import Workspace
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from mini_agent.shell import destructive, find, git, inline, readonly, scripts, syntax, writes
-from mini_agent.shell.commands import Assignment, Command
-from mini_agent.shell.fallback import destructive_shape
-from mini_agent.shell.paths import Place
-from mini_agent.shell.verdict import Kind, Verdict, ordinary, read_only, worst
-from mini_agent.shell.words import Word
-from mini_agent.shell.wrappers import command_name, unwrap
-from mini_agent.workspace import Workspace
+from mini_agent.safety.shell import destructive, find, git, inline, readonly, scripts, syntax, writes
+from mini_agent.safety.shell.commands import Assignment, Command
+from mini_agent.safety.shell.fallback import destructive_shape
+from mini_agent.safety.shell.paths import Place
+from mini_agent.safety.shell.verdict import Kind, Verdict, ordinary, read_only, worst
+from mini_agent.safety.shell.words import Word
+from mini_agent.safety.shell.wrappers import command_name, unwrap
+from mini_agent.safety.workspace import Workspace
 
 LENGTH_LIMIT = 100_000
 """Longest command parsed; longer input is never read-only and only gets the safety net."""

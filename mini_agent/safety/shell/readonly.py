@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mini_agent.shell import argv, sed
-from mini_agent.shell.argv import Args
-from mini_agent.shell.paths import Place, secret_verdict
-from mini_agent.shell.verdict import Verdict, ordinary, read_only
-from mini_agent.shell.words import Word
-from mini_agent.workspace import HARMLESS_DEVICES
+from mini_agent.safety.shell import argv, sed
+from mini_agent.safety.shell.argv import Args
+from mini_agent.safety.shell.paths import Place, secret_verdict
+from mini_agent.safety.shell.verdict import Verdict, ordinary, read_only
+from mini_agent.safety.shell.words import Word
+from mini_agent.safety.workspace import HARMLESS_DEVICES
 
 Check = Callable[[Args], "str | None"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mini_agent.shell.words import Word
+from mini_agent.safety.shell.words import Word
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mini_agent.shell import argv
-from mini_agent.shell.argv import Args
-from mini_agent.shell.paths import Place, secret_verdict, write_verdict
-from mini_agent.shell.verdict import Verdict, destructive, ordinary, read_only
-from mini_agent.shell.words import Word
+from mini_agent.safety.shell import argv
+from mini_agent.safety.shell.argv import Args
+from mini_agent.safety.shell.paths import Place, secret_verdict, write_verdict
+from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary, read_only
+from mini_agent.safety.shell.words import Word
 
 GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
 # Configuration whose value git runs as a shell command (a leading `!` marks shell code in aliases).

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mini_agent.shell.paths import Place, broad, write_verdict
-from mini_agent.shell.verdict import Verdict, destructive, ordinary, read_only
-from mini_agent.shell.words import Word, literal
+from mini_agent.safety.shell.paths import Place, broad, write_verdict
+from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary, read_only
+from mini_agent.safety.shell.words import Word, literal
 
 RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
 WRITES = {"-fprint", "-fprint0", "-fprintf", "-fls"}

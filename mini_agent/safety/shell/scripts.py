@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mini_agent.shell import argv
-from mini_agent.shell.commands import Command
-from mini_agent.shell.verdict import Verdict, destructive, ordinary, read_only
-from mini_agent.shell.words import Word
-from mini_agent.shell.wrappers import command_name, unwrap
+from mini_agent.safety.shell import argv
+from mini_agent.safety.shell.commands import Command
+from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary, read_only
+from mini_agent.safety.shell.words import Word
+from mini_agent.safety.shell.wrappers import command_name, unwrap
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh"}
 SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-from mini_agent.rules import FILE_TOOLS, Origin, Rule, Rules
-from mini_agent.workspace import Workspace, secret_reason
+from mini_agent.safety.rules import FILE_TOOLS, Origin, Rule, Rules
+from mini_agent.safety.workspace import Workspace, secret_reason
 
 Mode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 RiskLevel = Literal["read-only", "ordinary", "sensitive", "destructive"]
@@ -135,7 +135,7 @@ def refusal_without_human(tool: str, ask: Ask) -> Deny:
 
 
 def _check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace) -> Verdict:
-    from mini_agent.shell import classify
+    from mini_agent.safety.shell import classify
 
     verdict = classify(command, workspace)
     forms = {form for part in verdict.parts for form in (part.text, *part.forms)} | {command.strip()}
@@ -201,7 +201,7 @@ def _prefix(text: str) -> str:
 
 def _whole(command: str, verdict):
     """The command as one part, for a verdict whose risk was not tied to a part (e.g. it did not parse)."""
-    from mini_agent.shell import Part
+    from mini_agent.safety.shell import Part
 
     return Part(" ".join(command.split()), verdict.kind, verdict.reason, ())
 
@@ -285,7 +285,7 @@ def _check_fetch(url: str, mode: Mode, rules: Rules) -> Verdict:
     asked = _first(rules.of("ask", "web_fetch"), matches)
     if asked:
         return Ask(f"the rule {asked} asks first", "ordinary", (grant,))
-    from mini_agent.netaddr import host_risk
+    from mini_agent.safety.netaddr import host_risk
 
     risk = host_risk(host) if host else None
     if risk:
