@@ -4,8 +4,15 @@ Order of precedence: a deny rule refuses (in every mode, bypass included); an as
 risky in themselves (destructive commands, writes outside the working directory or to protected places,
 fetches from private addresses) ask in every mode but bypass unless a rule from the user's own config, a
 flag or an answer in this session names them; then allow rules; then the mode's defaults. Every decision
-carries a reason a human can read. Asking is the UI's job (ui/confirm.py); when nobody can be asked, the caller
-turns Ask into `refusal_without_human`. Pure code: it resolves paths (symlinks), nothing more.
+carries a reason a human can read.
+
+A shell command that runs without a human's yes runs in the OS sandbox (`Allow.sandbox`): read-only commands
+(in every mode) in the read-only one, everything else the policy lets through on its own (auto mode, wildcard
+rules) in the workspace-write one. Only a human's yes, an exact rule of the user's or bypass mode runs a command
+outside; the model asking for that (`outside_sandbox`) always asks a human.
+
+Asking is the UI's job (ui/confirm.py); when nobody can be asked, the caller turns Ask into
+`refusal_without_human`. Pure code: it resolves paths (symlinks), nothing more.
 """
 
 from __future__ import annotations
@@ -19,10 +26,14 @@ from mini_agent.safety.workspace import Workspace, secret_reason
 
 Mode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 RiskLevel = Literal["read-only", "ordinary", "sensitive", "destructive"]
+Sandbox = Literal["read-only", "workspace-write", "none"]
 SESSION = Origin("session", "(your answer)")
 PLAN_REFUSAL = (
     "Plan mode is read-only, so {tool} was not run{why}. Investigate with read_file and read-only shell commands "
     "and present a plan; the user can switch to --permission-mode default, accept-edits or auto to make changes."
+)
+NO_SANDBOX_ASKS = (
+    "this machine has no OS sandbox to run it in, so auto mode asks before commands that are not read-only"
 )
 # Tools whose second word names what they do: `git commit *` is a useful prefix, `git *` is not.
 TWO_WORD_COMMANDS = frozenset(
@@ -44,6 +55,11 @@ class Allow:
     reason: str = ""
     remember: tuple[Rule, ...] = ()
     """Rules the human granted with their answer, in force for the rest of the session."""
+    sandbox: Sandbox = "none"
+    """Where a shell command runs: in the read-only or the workspace-write OS sandbox, or outside any sandbox
+    ("none": a human's yes, an exact rule of the user's, bypass mode, or no sandbox on this machine)."""
+    network: bool = False
+    """Inside the sandbox, the network is open: an allow rule of the user's own names the command."""
 
 
 @dataclass(frozen=True)
@@ -77,10 +93,14 @@ Decision = Allow | Deny
 Verdict = Allow | Deny | Ask
 
 
-def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) -> Verdict:
-    """The policy for one tool call."""
+def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandboxed: bool = True) -> Verdict:
+    """The policy for one tool call. `sandboxed`: this machine has an OS sandbox to run commands in."""
     if call.name == "bash":
-        return _check_command(str(call.arguments.get("command", "")), mode, rules, workspace)
+        command = str(call.arguments.get("command", ""))
+        verdict = _check_command(command, mode, rules, workspace, sandboxed)
+        if call.arguments.get("outside_sandbox") and isinstance(verdict, Allow) and verdict.sandbox != "none":
+            return _outside_sandbox(command, verdict, workspace)
+        return verdict
     if call.name in FILE_TOOLS:
         return _check_file(call, mode, rules, workspace)
     if call.name == "web_fetch":
@@ -134,7 +154,7 @@ def refusal_without_human(tool: str, ask: Ask) -> Deny:
 # ---- bash ---------------------------------------------------------------------------------------------------
 
 
-def _check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace) -> Verdict:
+def _check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace, sandboxed: bool) -> Verdict:
     from mini_agent.safety.shell import classify
 
     verdict = classify(command, workspace)
@@ -151,21 +171,54 @@ def _check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace)
         risky = [_whole(command, verdict)]
     if asked:
         return Ask(f"the rule {asked} asks first", _level(verdict.kind), _command_grants(risky), label)
+    allows = rules.of("allow", "bash")
+    # The network opens inside the sandbox only for what the user's own rules name: a project file's rule is
+    # the repository speaking, and a repository must not open a way out for its own commands.
+    network = any(_vouches(rule) for rule in _rules_for(verdict.parts, allows))
     if verdict.kind == "read-only":
-        return Allow(label)
+        return Allow(label, sandbox="read-only" if sandboxed else "none", network=network)
     if mode == "plan":
         return Deny(PLAN_REFUSAL.format(tool="the command", why=f" ({label})"))
-    allows = rules.of("allow", "bash")
     uncovered = [part for part in risky if not _covered(part, allows)]
     if not uncovered:
-        return Allow("allowed by " + "; ".join(sorted({str(_covering(part, allows)) for part in risky})))
+        covering = [_covering(part, allows) for part in risky]
+        reason = "allowed by " + "; ".join(sorted({str(rule) for rule in covering}))
+        if all(rule is not None and _vouches(rule) and rule.exact for rule in covering):
+            return Allow(reason)  # the user named exactly this command: it runs as they would run it
+        return Allow(reason, sandbox=_confined(sandboxed), network=network)
     destructive = [part for part in uncovered if part.kind == "destructive"]
     if destructive:
         reason = destructive[0].reason
         return Ask(f"destructive: {reason}", "destructive", _command_grants(destructive), label)
     if mode == "auto":
-        return Allow(f"auto mode runs commands that are not destructive ({label})")
+        if not sandboxed:
+            return Ask(NO_SANDBOX_ASKS, "ordinary", _command_grants(uncovered), label)
+        return Allow(f"auto mode runs commands that are not destructive ({label})", sandbox="workspace-write")
     return Ask(uncovered[0].reason, "ordinary", _command_grants(uncovered), label)
+
+
+def _outside_sandbox(command: str, allowed: Allow, workspace: Workspace) -> Verdict:
+    """The model asked to run a command outside the sandbox: that is a human's decision, in every mode."""
+    from mini_agent.safety.shell import classify
+
+    parts = [part for part in classify(command, workspace).parts if part.text.strip()] or [
+        _whole(command, classify(command, workspace))
+    ]
+    grants = tuple(grant for grant in _command_grants(parts) if grant.key == "a")
+    return Ask(
+        "runs outside the sandbox: it may write anywhere you can and reach the network",
+        "sensitive",
+        grants,
+        allowed.reason,
+    )
+
+
+def _confined(sandboxed: bool) -> Sandbox:
+    return "workspace-write" if sandboxed else "none"
+
+
+def _rules_for(parts, allows: tuple[Rule, ...]) -> list[Rule]:
+    return [rule for part in parts if (rule := _covering(part, allows)) is not None]
 
 
 def _covering(part, allows: tuple[Rule, ...]) -> Rule | None:
