@@ -181,18 +181,21 @@ class Agent:
             planned = self._plan(call)
             if planned is None:
                 continue
-            tool, arguments = planned
+            tool, arguments, confinement = planned
             if tool.risk == "read":
                 batch.append((call, tool, arguments))
                 continue
             self._run_batch(batch)
             batch = []
-            self._run_one(call, tool, arguments)
+            self._run_one(call, tool, arguments, confinement)
         self._run_batch(batch)
         return [tool_result(c["id"], self._results[c["id"]].content, self._results[c["id"]].is_error) for c in calls]
 
-    def _plan(self, call: dict) -> tuple[Tool, dict] | None:
-        """Validate and authorise a call; a refusal or a malformed call is settled here as an error result."""
+    def _plan(self, call: dict) -> tuple[Tool, dict, object] | None:
+        """Validate and authorise a call; a refusal or a malformed call is settled here as an error result.
+
+        Returns the tool, its arguments and, for a shell command, the sandbox it is confined to (None: outside).
+        """
         tool = self.registry.get(call["name"])
         if tool is None:
             self._settle(call, self.registry.unknown(call["name"]))
@@ -208,7 +211,7 @@ class Agent:
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             return None
-        return tool, arguments
+        return tool, arguments, self.gate.confinement(verdict) if tool.risk == "exec" else None
 
     @property
     def mode(self) -> str:
@@ -224,18 +227,22 @@ class Agent:
         self.emit(ToolStarted(call["id"], call["name"], call.get("input")))
         self.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
 
-    def _execute(self, tool: Tool, arguments: dict) -> ToolResult:
+    def _execute(self, tool: Tool, arguments: dict, confinement: object = None) -> ToolResult:
         """Run a tool; the session's own credentials are masked in what it returns (`env`, a config dump)."""
-        result = execute(tool, arguments, self.ctx)
+        self.ctx.confinement = confinement  # exec tools run one at a time, so the shared context can carry it
+        try:
+            result = execute(tool, arguments, self.ctx)
+        finally:
+            self.ctx.confinement = None
         masked = redact(result.content, self.settings.secrets)
         return result if masked == result.content else replace(result, content=masked)
 
-    def _run_one(self, call: dict, tool: Tool, arguments: dict) -> None:
+    def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:
         if self.before_change is not None and tool.risk in ("write", "exec"):
             self.before_change()
         self.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
-        result = self._execute(tool, arguments)
+        result = self._execute(tool, arguments, confinement)
         self._results[call["id"]] = result
         self._after_tool(tool, arguments, result)
         self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))

@@ -27,6 +27,22 @@ def test_check_command_json_for_scripts(run_cli):
     done = run_cli(["--allow", "bash(npm test)", "check-command", "--json", "npm test"])
     record = json.loads(done.stdout)
     assert record["decision"] == "allow" and "bash(npm test)" in record["reason"]
+    assert record["sandbox"] == "none"  # an exact rule of the user's runs the command as they would
+
+
+def test_check_command_says_which_sandbox_a_command_runs_in(run_cli):
+    from mini_agent.safety.sandbox import mechanism
+
+    records = {
+        (command, mode): json.loads(run_cli(["check-command", "--json", "--mode", mode, command]).stdout)
+        for command, mode in [("ls", "default"), ("npm test", "auto"), ("npm test", "bypass")]
+    }
+    present = mechanism() is not None
+    assert records["ls", "default"]["sandbox"] == ("read-only" if present else "none")
+    assert records["npm test", "auto"]["sandbox"] == ("workspace-write" if present else None)
+    assert records["npm test", "bypass"]["sandbox"] == "none"
+    done = run_cli(["--allow", "bash(npm install *)", "check-command", "npm install left-pad", "--mode", "auto"])
+    assert ("sandbox:  workspace-write+network" in done.stdout.decode()) is present
 
 
 def test_check_command_rejects_an_unknown_mode(run_cli):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 from fake_api import answer, tool_use
+from trees import make_repo, snapshot
 
 DESTRUCTIVE = [
     "rm -rf ~",
@@ -23,26 +23,7 @@ DESTRUCTIVE = [
 
 @pytest.fixture
 def repo(tmp_path):
-    """A small git repository with a committed and an uncommitted change, as a user's project would be."""
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "app.py").write_text("print('hello')\n")
-    (project / "README.md").write_text("# Project\n")
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "init", "-q"], cwd=project, check=True)
-    subprocess.run([*git, "add", "."], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], cwd=project, check=True)
-    (project / "README.md").write_text("# Project\n\nUncommitted work.\n")
-    (project / "untracked.txt").write_text("keep me\n")
-    return project
-
-
-def snapshot(directory):
-    return {
-        str(path.relative_to(directory)): path.read_bytes()
-        for path in sorted(directory.rglob("*"))
-        if path.is_file() and ".git" not in path.relative_to(directory).parts
-    }
+    return make_repo(tmp_path / "project")
 
 
 def results(api, index):

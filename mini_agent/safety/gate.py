@@ -49,7 +49,9 @@ class Gate:
 
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
         """Allow or Deny one validated call, asking the human when the policy says so."""
-        verdict = check(ToolCall(tool.name, tool.risk, arguments), self.mode, self.rules, self.workspace())
+        sandboxed = tool.name == "bash" and self.sandbox() is not None
+        call = ToolCall(tool.name, tool.risk, arguments)
+        verdict = check(call, self.mode, self.rules, self.workspace(), sandboxed=sandboxed)
         if isinstance(verdict, Ask):
             preview = change_preview(tool.name, arguments, self.ctx.cwd)
             verdict = self.decide(ApprovalRequest(tool, arguments, verdict, preview))
@@ -62,6 +64,27 @@ class Gate:
             root = self._workspace.root if self._workspace else None
             self._workspace = Workspace.at(root or self.settings.cwd, cwd, self.settings.config_files)
         return self._workspace
+
+    def sandbox(self):
+        """The OS sandbox this machine offers (a `sandbox.Mechanism`), or None; probed once per process."""
+        from mini_agent.safety.sandbox import mechanism
+
+        return mechanism()
+
+    def confinement(self, allowed: Allow):
+        """What an allowed shell command is confined to (a `sandbox.Confinement`), or None to run it outside."""
+        if allowed.sandbox == "none":
+            return None
+        from mini_agent.safety.sandbox import Confinement
+
+        settings = self.settings
+        return Confinement(
+            level=allowed.sandbox,
+            root=self.workspace().root,
+            network=allowed.network,
+            read_only_paths=(*settings.config_files, settings.user_dir),
+            hidden_paths=(settings.data_dir,),
+        )
 
     def decide(self, request: ApprovalRequest) -> Decision:
         """Ask the human; an "always" answer adds its rules for the rest of the session."""

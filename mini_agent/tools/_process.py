@@ -86,7 +86,14 @@ class Finished:
     timed_out: bool
 
 
-def run_captured(argv: list[str], cwd: Path, env: dict[str, str], timeout: float, output: BoundedOutput) -> Finished:
+def run_captured(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    output: BoundedOutput,
+    preexec_fn=None,
+) -> Finished:
     """Run `argv` in a new session, feeding its stdout and stderr (one pipe, in arrival order) into `output`.
 
     Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
@@ -100,6 +107,7 @@ def run_captured(argv: list[str], cwd: Path, env: dict[str, str], timeout: float
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=preexec_fn,
     )
     assert process.stdout is not None
     _enlarge_pipe(process.stdout.fileno())

@@ -51,6 +51,9 @@ class ToolContext:
     check_destination: Callable[[str, str, str], None] | None = None
     """Called as (url, host, reason) before web_fetch connects to a loopback, private, link-local or metadata
     address; returns to allow, raises ToolError to refuse. None allows every destination."""
+    confinement: Any = None
+    """The OS sandbox (a `safety.sandbox.Confinement`) the shell command about to run is confined to; None runs
+    it outside. Set by the agent around each exec call."""
 
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""

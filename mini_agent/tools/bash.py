@@ -40,10 +40,14 @@ everything it started are killed. Output beyond 30,000 characters is cut in the 
 to a file and read it with read_file, or filter with grep, head or tail. A command started in the background
 with `&` keeps running after the call returns; redirect its output to a file (`cmd > log 2>&1 &`) to read it
 later. Quote paths that contain spaces. The user's request for this turn, in their own words, is in
-`$MINI_AGENT_REQUEST` for any script or sub-agent you start.
+`$MINI_AGENT_REQUEST` for any script or sub-agent you start. Commands that run without the user's approval run
+in an OS sandbox: read-only ones cannot write anything but `$TMPDIR`, others can write only inside the project
+and temp dirs, and neither can reach the network or read credentials. When a result carries a sandbox hint and
+the command really needs more, call it again with `outside_sandbox: true`: that asks the user, who may refuse.
 """
 REQUEST_ENV_LIMIT = 32_768
 """Characters of the request put in the environment; far below the kernel's per-string limit."""
+SANDBOX_ALLOWS = {"read-only": "no writes but $TMPDIR", "workspace-write": "writes only in the project and temp dirs"}
 AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 """The agent's own credentials stay with the agent: a command it runs could send them anywhere."""
 
@@ -54,6 +58,7 @@ def bash(
     command: str,
     timeout: Annotated[int, Field(ge=1, le=600)] = 120,
     description: str | None = None,
+    outside_sandbox: bool = False,
 ) -> str:
     """Run a shell command with bash in the current working directory and return its output and exit code.
 
@@ -66,6 +71,8 @@ def bash(
         command: The bash command to run, e.g. `pytest -x tests/test_api.py` or `git status --short`.
         timeout: Seconds before the command and all the processes it started are killed (1 to 600).
         description: A few words saying what the command does, shown to the user, e.g. "Run the unit tests".
+        outside_sandbox: Ask the user to run this command outside the OS sandbox. Only after the sandbox blocked
+            it (the result said so) and the task needs the write or the network access it was denied.
     """
     if not command.strip():
         raise ToolError("command is empty. Pass the shell command to run, e.g. `ls -la`.")
@@ -75,26 +82,59 @@ def bash(
     descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
     os.close(descriptor)
     try:
-        finished = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request)
+        finished = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request, ctx.confinement)
         new_cwd = _final_directory(Path(pwd_file))
     finally:
         os.unlink(pwd_file)
     moved = new_cwd is not None and new_cwd != ctx.cwd.resolve()  # a symlinked cwd is not a move
     if moved:
         ctx.cwd = new_cwd
-    return _report(output, finished, timeout, new_cwd if moved else None)
+    report = _report(output, finished, timeout, new_cwd if moved else None)
+    return report + _sandbox_hint(report, finished, ctx.confinement)
 
 
-def _run(command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedOutput, request: str) -> Finished:
+def _run(
+    command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedOutput, request: str, confinement
+) -> Finished:
     # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
     # it writes the shell's final directory on any exit, and leaves the exit status untouched.
     tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
     env = {name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS}
     env.update(NON_INTERACTIVE_ENV, MINI_AGENT_REQUEST=request[:REQUEST_ENV_LIMIT].replace("\0", ""))
+    argv, preexec, cleanup = ["bash", "-c", tracked], None, None
+    if confinement is not None:
+        from mini_agent.safety.sandbox import SandboxUnavailable, confine
+
+        try:
+            launch = confine(argv, env, cwd, confinement, writable=(pwd_file,))
+        except SandboxUnavailable as exc:  # never run outside instead: that is the human's call
+            raise ToolError(f"Not run: the OS sandbox could not start ({exc}).") from None
+        argv, env, preexec, cleanup = launch.argv, launch.env, launch.preexec_fn, launch.cleanup
     try:
-        return run_captured(["bash", "-c", tracked], cwd, env, timeout, output)
+        return run_captured(argv, cwd, env, timeout, output, preexec_fn=preexec)
     except FileNotFoundError as exc:
         raise ToolError(f"Could not start bash: {exc}. Is bash installed and on PATH?") from None
+    finally:
+        if cleanup is not None:
+            cleanup()
+
+
+def _sandbox_hint(report: str, finished: Finished, confinement) -> str:
+    """One hint when the sandbox blocked something, so the model knows why and how to ask for more."""
+    if confinement is None or finished.returncode == 0:
+        return ""
+    from mini_agent.safety.sandbox import blocked
+
+    what = blocked(report, finished.returncode, confinement)
+    if not what:
+        return ""
+    allowed = SANDBOX_ALLOWS[confinement.level] + ("" if confinement.network else ", no network")
+    text = (
+        f"{what} The command ran in the {confinement.level} sandbox ({allowed})"
+        ". If the task needs this, call bash again with the same command and outside_sandbox: true; that asks the "
+        "user. Do not work around the sandbox by other means."
+    )
+    return "\n" + system_hint("sandbox", text, level=confinement.level)
 
 
 def _final_directory(pwd_file: Path) -> Path | None:

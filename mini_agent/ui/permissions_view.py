@@ -11,7 +11,10 @@ from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
 
 PROTECTIONS = (
-    "read-only shell commands (a curated list with argument checks) run in every mode",
+    "read-only shell commands (a curated list with argument checks) run in every mode, in the read-only sandbox",
+    "commands that run without your yes (auto mode, wildcard rules) run in the workspace-write sandbox: writes "
+    "only in the project and temp dirs, no credentials, no network unless your own rule names the command",
+    "only your yes, an exact rule of yours or bypass runs a command outside the sandbox",
     "destructive shell commands ask in every mode but bypass; without a terminal they are refused",
     "writes outside the working directory or to protected places (.git internals, ~/.ssh, shell start-up "
     "files, /etc, the agent's config) ask in every mode but bypass",
@@ -58,14 +61,17 @@ def print_command_check(settings: Settings, command: str, as_json: bool, out: Te
     workspace = Workspace.at(settings.cwd, config_files=settings.config_files)
     verdict = classify(command, workspace)
     mode = settings.permission_mode
-    decision = check(ToolCall("bash", "exec", {"command": command}), mode, settings.rules, workspace)
+    sandboxed = _sandbox_present()
+    decision = check(ToolCall("bash", "exec", {"command": command}), mode, settings.rules, workspace, sandboxed)
     name, reason = _outcome(decision)
+    where = _where(decision)
     if as_json:
         record = {
             "command": command,
             "mode": mode,
             "decision": name,
             "reason": reason,
+            "sandbox": where,
             "class": verdict.kind,
             "class_reason": verdict.reason,
             "parsed": verdict.parsed,
@@ -78,10 +84,25 @@ def print_command_check(settings: Settings, command: str, as_json: bool, out: Te
     out.write(f"decision: {name} (mode {mode})\n")
     out.write(f"class:    {verdict.kind}{'' if verdict.parsed else ' (could not be fully parsed)'}\n")
     out.write(f"reason:   {reason}\n")
+    if where is not None:
+        out.write(f"sandbox:  {where}\n")
     if len(verdict.parts) > 1:
         out.write("parts:\n")
         for part in verdict.parts:
             out.write(f"  {part.kind:<11} {part.text}  ({part.reason})\n")
+
+
+def _sandbox_present() -> bool:
+    from mini_agent.safety.sandbox import mechanism
+
+    return mechanism() is not None
+
+
+def _where(decision) -> str | None:
+    """Where an allowed command runs: "read-only" or "workspace-write" (with "+network"), or "none" (outside)."""
+    if not isinstance(decision, Allow):
+        return None
+    return decision.sandbox + ("+network" if decision.network and decision.sandbox != "none" else "")
 
 
 def _outcome(decision) -> tuple[str, str]:
