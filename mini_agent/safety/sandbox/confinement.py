@@ -57,6 +57,8 @@ class Confinement:
     """Extra paths made unreadable (the agent's data dir: sessions, undo snapshots)."""
     home: Path | None = None
     """Default Path.home(); tests pass a fake home."""
+    shared_temp_dirs: tuple[Path, ...] | None = None
+    """Writable at workspace-write besides the root; None means /tmp and the system temp dir."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ def plan(confinement: Confinement, tmpdir: Path, writable: tuple[Path, ...] = ()
     root = real(confinement.root)
     extra = tuple(real(path) for path in writable if os.path.exists(path))
     if confinement.level == "workspace-write":
-        roots = (root, *temp_roots(), real(tmpdir), *extra)
+        shared = temp_roots() if confinement.shared_temp_dirs is None else map(real, confinement.shared_temp_dirs)
+        roots = (root, *shared, real(tmpdir), *extra)
         protected = [root / name for name in READ_ONLY_IN_ROOT] + [real(p) for p in confinement.read_only_paths]
         if (root / ".git").is_file():  # a worktree's pointer: rewritten, it would lead git to foreign hooks
             protected.append(root / ".git")

@@ -41,14 +41,15 @@ LANDLOCK_ABI_LIMITS = {
 }
 
 
-def describe(confinement_root: Path, home: Path | None = None) -> dict:
-    """What is enforced on this machine for a session in `confinement_root`, as JSON-ready data."""
+def describe(confinement_root: Path, home: Path | None = None, hidden_paths: tuple[Path, ...] = ()) -> dict:
+    """What is enforced on this machine for a session in `confinement_root`, as JSON-ready data.
+    `hidden_paths` are the caller's own (the agent's data dir), as passed to `Confinement`."""
     found = mechanism()
     root = Path(os.path.realpath(confinement_root))
     levels = {}
     with tempfile.TemporaryDirectory(prefix="mini-agent-sandbox-describe-") as scratch:
         for level in LEVELS:
-            resolved = plan(Confinement(level, root, home=home), Path(scratch))
+            resolved = plan(Confinement(level, root, hidden_paths=hidden_paths, home=home), Path(scratch))
             writable = [str(path) for path in resolved.writable if path != resolved.tmpdir]
             levels[level] = {
                 "writable": ["private TMPDIR (per command)", *writable],
@@ -56,6 +57,8 @@ def describe(confinement_root: Path, home: Path | None = None) -> dict:
                 "hidden": [str(path) for path in resolved.hidden],
                 "network": "off unless granted per command",
             }
+    if found is not None and found.name == "landlock":  # see LIMITS: listed, but not enforced there
+        levels["workspace-write"]["read_only_inside_writable"] = []
     limits = list(COMMON_LIMITS)
     if found is not None:
         limits += LIMITS.get(found.name, ())
