@@ -12,7 +12,7 @@ DENIED = re.compile(r"Permission denied|Operation not permitted", re.IGNORECASE)
 NETWORK = re.compile(
     r"Network is unreachable|Could not resolve host|Temporary failure in name resolution|Name or service not known"
     r"|No address associated with hostname|getaddrinfo failed|nodename nor servname|Connection refused"
-    r"|Failed to establish a new connection|Could not resolve"
+    r"|Failed to establish a new connection|Could not resolve|Failed to connect to|Couldn't connect to server"
     r"|connect: Permission denied|\[Errno 13\] Permission denied[^\n]*(?:connect|socket)",
     re.IGNORECASE,
 )

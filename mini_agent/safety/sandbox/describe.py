@@ -19,7 +19,8 @@ COMMON_LIMITS = (
 LIMITS = {
     "bubblewrap": (
         "Network is all or nothing (a private network namespace); no per-host rules.",
-        "Children die with the agent (--die-with-parent, PID namespace).",
+        "Children die with the agent (--die-with-parent, PID namespace); background processes (`cmd &`) also "
+        "end when the command returns, since its PID namespace ends with it.",
     ),
     "landlock": (
         "Inside the writable project root, .git/hooks, .git/config and the agent's config are NOT kept read-only: "
@@ -28,7 +29,9 @@ LIMITS = {
         "Only TCP is filtered (ABI 4+); UDP (including DNS) is not.",
         "No PID namespace: other processes are visible; the agent's environment is not (Landlock's ptrace rules).",
         "Children die with the agent through a watcher shell (PR_SET_PDEATHSIG) that kills the process group; a "
-        "child that leaves the group (setsid) survives.",
+        "child that leaves the group (setsid) survives. Background processes outlive the command, as unconfined.",
+        "The agent makes itself non-dumpable (so confined commands cannot read its environment) and confined "
+        "commands run without capabilities, even as root.",
     ),
     "seatbelt": (
         "Network is all or nothing; no per-host rules.",
