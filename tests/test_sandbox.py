@@ -192,6 +192,7 @@ def runner(layout, argv: list[str], level="workspace-write", **popen) -> subproc
 def test_the_agents_environment_is_not_readable_inside(forced, layout):
     pid_file = layout["project"] / "agent.pid"
     script = (f"while [ ! -s {pid_file} ]; do sleep 0.05; done; cat /proc/$(cat {pid_file})/environ; "
+              f"kill -CONT $(cat {pid_file}) && echo signalled; "
               "for p in /proc/[0-9]*; do cat $p/environ; done; env")  # fmt: skip
     process = runner(layout, ["sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     pid_file.write_text(str(process.pid))
@@ -199,6 +200,7 @@ def test_the_agents_environment_is_not_readable_inside(forced, layout):
     text = out.decode(errors="replace")
     assert "PATH=" in text  # the command ran and printed its own environment
     assert MARKER not in text
+    assert "signalled" not in text  # nor can it signal the agent
 
 
 def test_background_children_die_when_the_agent_is_killed(forced, layout):
@@ -272,6 +274,14 @@ def test_plan_lists_only_existing_protected_and_hidden_paths(layout, tmp_path):
     assert {home / ".ssh", home / ".netrc", home / ".env"} <= set(resolved.hidden)
     assert project in resolved.writable and tmp_path / "private" in resolved.writable
     assert plan(confinement(layout, "read-only"), tmp_path / "private").writable == (tmp_path / "private",)
+
+
+def test_nested_hidden_paths_keep_only_the_outermost(layout, tmp_path):
+    data = layout["home"] / ".local" / "share"
+    (data / "keyrings").mkdir(parents=True)
+    conf = Confinement("read-only", layout["project"], home=layout["home"], hidden_paths=(data,))
+    hidden = plan(conf, tmp_path / "private").hidden
+    assert data.resolve() in hidden and (data / "keyrings").resolve() not in hidden
 
 
 def test_landlock_carving_grants_siblings_but_never_the_hidden_path(layout):

@@ -122,7 +122,9 @@ def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
     candidates += [Path(path) for path in confinement.hidden_paths]
     existing = [real(path) for path in candidates if os.path.lexists(path)]
     # The root itself is never hidden whole (then nothing could run); a hidden path above it would hide it.
-    return _unique(path for path in existing if path != Path("/") and not _within(root, path))
+    kept = [path for path in _unique(existing) if path != Path("/") and not _within(root, path)]
+    # Only the outermost of nested hidden paths: a mount cannot be made inside the cover of another.
+    return tuple(path for path in kept if not any(other in path.parents for other in kept))
 
 
 def _env_files(directory: Path) -> list[Path]:

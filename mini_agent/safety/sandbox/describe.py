@@ -36,6 +36,8 @@ LIMITS = {
     "seatbelt": (
         "Network is all or nothing; no per-host rules.",
         "Children are not killed when the agent dies (no equivalent of a PID namespace).",
+        "Mach services stay reachable (e.g. the keychain through securityd, which may prompt).",
+        "The generated profile is unit-tested as text only; this project's CI has no Mac.",
     ),
 }
 LANDLOCK_ABI_LIMITS = {
