@@ -276,6 +276,20 @@ def test_plan_lists_only_existing_protected_and_hidden_paths(layout, tmp_path):
     assert plan(confinement(layout, "read-only"), tmp_path / "private").writable == (tmp_path / "private",)
 
 
+def test_a_session_in_home_keeps_its_own_env_file_but_not_the_keys(layout, tmp_path):
+    home = layout["home"].resolve()
+    hidden = plan(Confinement("workspace-write", home, home=home), tmp_path / "private").hidden
+    assert home / ".ssh" in hidden and home / ".env" not in hidden
+
+
+def test_describe_states_the_mechanism_and_its_limits(forced, layout):
+    record = describe(layout["project"], layout["home"])
+    assert record["mechanism"] == forced and record["detail"]
+    assert str(layout["home"].resolve() / ".ssh") in record["levels"]["read-only"]["hidden"]
+    assert any("Unix sockets" in limit for limit in record["limits"])
+    json.dumps(record)
+
+
 def test_nested_hidden_paths_keep_only_the_outermost(layout, tmp_path):
     data = layout["home"] / ".local" / "share"
     (data / "keyrings").mkdir(parents=True)

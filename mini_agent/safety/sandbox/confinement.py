@@ -118,7 +118,8 @@ def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
     root = real(confinement.root)
     candidates = [home / name for name in HIDDEN_IN_HOME]
     for directory in (home, *root.parents):
-        candidates += _env_files(directory)
+        if directory != root:  # a session in home: home's .env is the project's own
+            candidates += _env_files(directory)
     candidates += [Path(path) for path in confinement.hidden_paths]
     existing = [real(path) for path in candidates if os.path.lexists(path)]
     # The root itself is never hidden whole (then nothing could run); a hidden path above it would hide it.
