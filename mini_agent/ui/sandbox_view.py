@@ -46,7 +46,8 @@ def print_sandbox(cwd: Path, as_json: bool, out: TextIO) -> None:
         table.add_row(title, *("\n".join(cell) if isinstance(cell, list) else cell for cell in cells))
     console.print(table)
     console.print("Always hidden when present: " + ", ".join(record["hidden_in_home"]))
-    console.print("Kept read-only in the project root: " + ", ".join(record["read_only_in_root"]))
+    if record["read_only_in_root"]:
+        console.print("Kept read-only in the project root: " + ", ".join(record["read_only_in_root"]))
     console.print("Limits:")
     for limit in record["limits"]:
         console.print(f"  - {limit}")

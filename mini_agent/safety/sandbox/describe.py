@@ -27,7 +27,8 @@ LIMITS = {
         "Landlock can only grant, and the root's rights reach everything beneath it.",
         "Directory listings of hidden directories are visible (their names); file contents are not.",
         "Only TCP is filtered (ABI 4+); UDP (including DNS) is not.",
-        "No PID namespace: other processes are visible; the agent's environment is not (Landlock's ptrace rules).",
+        "No PID namespace: other processes and their command lines are visible; the agent's environment and memory "
+        "are not.",
         "Children die with the agent through a watcher shell (PR_SET_PDEATHSIG) that kills the process group; a "
         "child that leaves the group (setsid) survives. Background processes outlive the command, as unconfined.",
         "The agent makes itself non-dumpable (so confined commands cannot read its environment) and confined "
@@ -77,6 +78,6 @@ def describe(confinement_root: Path, home: Path | None = None, hidden_paths: tup
         "root": str(root),
         "levels": levels,
         "hidden_in_home": [f"~/{name}" for name in HIDDEN_IN_HOME] + ["~/.env*", ".env* in the root's ancestors"],
-        "read_only_in_root": list(READ_ONLY_IN_ROOT),
+        "read_only_in_root": list(READ_ONLY_IN_ROOT) if found is None or found.name != "landlock" else [],
         "limits": limits,
     }
