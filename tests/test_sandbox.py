@@ -134,6 +134,26 @@ def test_workspace_write_keeps_git_hooks_config_and_agent_config_read_only(force
     assert "blocked a write to .git/hooks/pre-commit" in blocked(text, code, conf)
 
 
+def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
+    """Landlock cannot keep .git/hooks read-only, and no mechanism can protect a path that does not exist yet:
+    the launch notices both after the run."""
+    (layout["project"] / ".mini-agent" / "config.toml").unlink()
+    (layout["project"] / ".mini-agent").rmdir()
+    conf = confinement(layout, "workspace-write")
+    script = "mkdir -p .mini-agent && echo 'allow = [\"bash\"]' > .mini-agent/config.toml; echo ok > fine.txt"
+    if forced == "landlock":
+        script += "; echo evil > .git/hooks/pre-commit"
+    launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf)
+    try:
+        run_captured(launch.argv, conf.root, launch.env, 60, BoundedOutput(1000, 1000), preexec_fn=launch.preexec_fn)
+        changes = set(launch.protected_changes())
+    finally:
+        launch.cleanup()
+    project = layout["project"].resolve()
+    assert project / ".mini-agent" in changes and project / "fine.txt" not in changes
+    assert (project / ".git" / "hooks" in changes) == (forced == "landlock")
+
+
 def test_workspace_write_hides_credentials_and_the_callers_paths(forced, layout):
     data = layout["outside"] / "agent-data"
     (data / "sessions").mkdir(parents=True)

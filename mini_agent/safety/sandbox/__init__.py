@@ -10,7 +10,9 @@ level; this package only enforces the level.
 
     launch = confine(argv, env, cwd, Confinement("workspace-write", root))
     try:
-        run_captured(launch.argv, cwd, launch.env, timeout, output, preexec_fn=launch.preexec_fn)
+        finished = run_captured(launch.argv, cwd, launch.env, timeout, output, preexec_fn=launch.preexec_fn)
+        hint = blocked(text, finished.returncode, confinement)   # "the sandbox blocked a write to ..." or None
+        changed = launch.protected_changes()                     # what the mechanism could not block
     finally:
         launch.cleanup()
 """

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mini_agent.safety.sandbox.confinement import Confinement, plan
 from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
+from mini_agent.safety.sandbox.watch import Fingerprint, changed, fingerprint, watched_paths
 
 
 class SandboxUnavailable(RuntimeError):
@@ -29,6 +30,12 @@ class Launch:
     tmpdir: Path | None = None
     _base: Path | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
+    _watched: dict[Path, Fingerprint] = field(default_factory=dict)
+
+    def protected_changes(self) -> tuple[Path, ...]:
+        """Protected paths (`.git/hooks`, `.git/config`, the agent's config) that changed since `confine()`:
+        what the mechanism could not block (Landlock, or a path that did not exist yet). Call it after the run."""
+        return changed(self._watched)
 
     def cleanup(self) -> None:
         """Remove the private temp dir and release the Landlock ruleset; safe to call twice."""
@@ -52,6 +59,7 @@ def confine(
     tmpdir.mkdir()
     launch = Launch(argv=[], env={**env, "TMPDIR": str(tmpdir)}, preexec_fn=None, mechanism=found.name)
     launch.tmpdir, launch._base = tmpdir, base
+    launch._watched = fingerprint(watched_paths(confinement))
     try:
         resolved = plan(confinement, tmpdir, writable)
         if found.name == "bubblewrap":
