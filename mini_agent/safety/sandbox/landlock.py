@@ -20,7 +20,7 @@ from mini_agent.safety.sandbox.confinement import Plan
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
 CREATE_RULESET_VERSION = 1
-RULE_PATH_BENEATH, RULE_NET_PORT = 1, 2
+RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 38, 1, 4, 24
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
@@ -71,7 +71,9 @@ def abi_version() -> int:
         libc = _libc()
     except OSError:
         return 0
-    version = libc.syscall(ctypes.c_long(CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    version = libc.syscall(
+        ctypes.c_long(CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION)
+    )
     return max(int(version), 0)
 
 
