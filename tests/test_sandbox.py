@@ -205,7 +205,8 @@ def test_network_is_off_unless_granted(forced, layout, listener):
 def runner(layout, argv: list[str], level="workspace-write", **popen) -> subprocess.Popen:
     """The runner as a separate process standing for the agent, with a marker in its own environment."""
     spec = {"level": level, "root": str(layout["project"]), "home": str(layout["home"]), "argv": argv}
-    env = {**os.environ, MARKER: "agent-only-value"}
+    # TMPDIR under tmp_path: a runner killed with SIGKILL cannot remove its private temp dir itself.
+    env = {**os.environ, MARKER: "agent-only-value", "TMPDIR": str(layout["outside"])}
     return subprocess.Popen([sys.executable, str(RUNNER), json.dumps(spec)], env=env, **popen)
 
 
