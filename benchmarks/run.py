@@ -39,6 +39,7 @@ RUNS = {
     "undo": (10, 3),
     "sessions": (15, 5),
     "render": (3, 1),
+    "sandbox": (5, 2),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -85,6 +86,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _render.render_rows(runs("render"))
 
+    def sandbox() -> list[Row]:
+        import _sandbox
+
+        return _sandbox.sandbox_rows(runs("sandbox"))
+
     return {
         "version": lambda: _startup.version(runs("version")),
         "help": lambda: _startup.help_(runs("help")),
@@ -99,6 +105,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "undo": undo,
         "sessions": sessions,
         "render": render,
+        "sandbox": sandbox,
     }
 
 

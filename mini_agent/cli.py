@@ -185,6 +185,45 @@ def check_command(
     print_command_check(settings, command, as_json, sys.stdout)
 
 
+sandbox_app = typer.Typer(
+    help="What the OS sandbox enforces for shell commands here (MINI_AGENT_SANDBOX=auto|bubblewrap|landlock|"
+    "seatbelt|off picks the mechanism), and `sandbox run -- CMD` to try a command under it.",
+    rich_markup_mode=None,
+)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.callback(invoke_without_command=True)
+def sandbox_command(
+    context: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """Show the sandbox mechanism, what each level allows in the current directory, and its limits."""
+    if context.invoked_subcommand is not None:
+        return
+    from pathlib import Path
+
+    from mini_agent.ui.sandbox_view import print_sandbox
+
+    print_sandbox(Path.cwd(), as_json, sys.stdout)
+
+
+@sandbox_app.command("run", context_settings={"allow_interspersed_args": False})
+def sandbox_run(
+    command: list[str] = typer.Argument(..., help="The command and its arguments (after --)."),
+    level: str = typer.Option("workspace-write", "--level", help="read-only | workspace-write."),
+    network: bool = typer.Option(False, "--network", help="Allow network access."),
+) -> None:
+    """Run a command confined in the current directory, streaming its output; exits with its status."""
+    from pathlib import Path
+
+    from mini_agent.ui.sandbox_view import run_confined
+
+    if level not in ("read-only", "workspace-write"):
+        _fail(f"Unknown sandbox level {level!r}; use read-only or workspace-write.")
+    raise typer.Exit(run_confined(command, level, network, Path.cwd()))
+
+
 def _settings(allow: list[str], deny: list[str], **overrides):
     """Settings from the config files, the environment and flags (which win), with notices printed."""
     return _resolved(allow, deny, **overrides).settings

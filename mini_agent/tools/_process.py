@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,9 +93,11 @@ def run_captured(
     env: dict[str, str],
     timeout: float,
     output: BoundedOutput,
-    preexec_fn=None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Finished:
     """Run `argv` in a new session, feeding its stdout and stderr (one pipe, in arrival order) into `output`.
+
+    `preexec_fn` runs in the child between fork and exec (the sandbox applies Landlock there).
 
     Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
     any exception (KeyboardInterrupt included) the whole process group is killed first.

@@ -1,0 +1,42 @@
+"""bubblewrap (bwrap): the plan as a mount namespace over a read-only view of `/`, plus fresh PID, IPC, UTS,
+cgroup and (unless granted) network namespaces.
+
+Mount order carries the meaning: the read-only root first, then the writable binds, then the read-only islands
+inside them, then the hidden paths covered last so nothing re-exposes them. Hidden paths are covered by an
+empty placeholder with mode 000 (capabilities dropped, so even root gets "Permission denied").
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mini_agent.safety.sandbox.confinement import Plan
+
+
+def placeholders(base: Path) -> tuple[Path, Path]:
+    """An empty unreadable file and directory under `base`, to mount over hidden files and directories."""
+    empty_file, empty_dir = base / "hidden-file", base / "hidden-dir"
+    empty_file.touch()
+    empty_dir.mkdir()
+    os.chmod(empty_file, 0)
+    os.chmod(empty_dir, 0)
+    return empty_file, empty_dir
+
+
+def command(executable: str, plan: Plan, cwd: Path, argv: list[str], hide_with: tuple[Path, Path]) -> list[str]:
+    """The bwrap command line that runs `argv` in `cwd` under the plan."""
+    args = [executable, "--die-with-parent", "--new-session", "--unshare-all"]
+    if plan.network:
+        args.append("--share-net")
+    args += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in plan.writable:
+        args += ["--bind", str(path), str(path)]
+    for path in plan.read_only:
+        args += ["--ro-bind", str(path), str(path)]
+    empty_file, empty_dir = hide_with
+    for path in plan.hidden:
+        cover = empty_dir if os.path.isdir(path) and not os.path.islink(path) else empty_file
+        args += ["--ro-bind", str(cover), str(path)]
+    args += ["--chdir", str(cwd), "--", *argv]
+    return args

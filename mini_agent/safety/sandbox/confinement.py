@@ -1,0 +1,148 @@
+"""What a confined command may touch: the levels, the caller's request (`Confinement`), and the concrete plan of
+paths every mechanism enforces (`Plan`): writable roots, read-only islands inside them, hidden paths.
+
+Paths are resolved here once (symlinks followed), so the mechanisms only translate a plan into their own terms.
+Only paths that exist are listed: a mount or a Landlock rule needs something to attach to.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mini_agent.safety.workspace import NOT_SECRET
+
+Level = Literal["read-only", "workspace-write"]
+LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
+
+HIDDEN_IN_HOME = (
+    ".ssh",
+    ".aws",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".gnupg",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".pypirc",
+    ".npmrc",
+    ".local/share/keyrings",
+    ".password-store",
+    ".config/gh",
+)
+"""Credential locations under home that no confined command may read, at any level."""
+READ_ONLY_IN_ROOT = (".git/hooks", ".git/config", ".mini-agent")
+"""Inside the writable project root: a hook or a config line written here runs later, outside any sandbox."""
+ENV_FILE = ".env*"
+"""Environment files beside the project (in home and in the root's ancestors) hold other projects' secrets."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What the caller asks for one command: a level, the project root, and whether it may use the network."""
+
+    level: Level
+    root: Path
+    """The project root (writable at workspace-write)."""
+    network: bool = False
+    read_only_paths: tuple[Path, ...] = ()
+    """Extra paths kept read-only inside writable roots (the agent's config files)."""
+    hidden_paths: tuple[Path, ...] = ()
+    """Extra paths made unreadable (the agent's data dir: sessions, undo snapshots)."""
+    home: Path | None = None
+    """Default Path.home(); tests pass a fake home."""
+    shared_temp_dirs: tuple[Path, ...] | None = None
+    """Writable at workspace-write besides the root; None means /tmp and the system temp dir."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The concrete, resolved paths one confined command runs with."""
+
+    level: Level
+    network: bool
+    root: Path
+    tmpdir: Path
+    """The private temp dir, exported as TMPDIR; writable at every level."""
+    writable: tuple[Path, ...]
+    """Directories and files the command may write (besides harmless devices)."""
+    read_only: tuple[Path, ...]
+    """Existing paths inside a writable one that stay read-only."""
+    hidden: tuple[Path, ...]
+    """Existing paths the command may not read; each one is a file or a directory."""
+
+
+def real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def temp_roots() -> tuple[Path, ...]:
+    """The shared temp directories writable at workspace-write: /tmp and the system's temp dir, once each."""
+    return tuple(dict.fromkeys(real(path) for path in ("/tmp", tempfile.gettempdir()) if os.path.isdir(path)))
+
+
+def plan(confinement: Confinement, tmpdir: Path, writable: tuple[Path, ...] = ()) -> Plan:
+    """Resolve a confinement into the paths a mechanism enforces, for a command using `tmpdir` as TMPDIR."""
+    root = real(confinement.root)
+    extra = tuple(real(path) for path in writable if os.path.exists(path))
+    if confinement.level == "workspace-write":
+        shared = temp_roots() if confinement.shared_temp_dirs is None else map(real, confinement.shared_temp_dirs)
+        roots = (root, *shared, real(tmpdir), *extra)
+        protected = [root / name for name in READ_ONLY_IN_ROOT] + [real(p) for p in confinement.read_only_paths]
+        if (root / ".git").is_file():  # a worktree's pointer: rewritten, it would lead git to foreign hooks
+            protected.append(root / ".git")
+        read_only = tuple(path for path in _unique(protected) if os.path.lexists(path) and _inside_any(path, roots))
+    else:
+        roots = (real(tmpdir), *extra)
+        read_only = ()
+    return Plan(
+        level=confinement.level,
+        network=confinement.network,
+        root=root,
+        tmpdir=real(tmpdir),
+        writable=_unique(roots),
+        read_only=read_only,
+        hidden=hidden_paths(confinement),
+    )
+
+
+def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
+    """Existing credential locations, `.env*` files beside the project, and the caller's own hidden paths."""
+    home = real(confinement.home or Path.home())
+    root = real(confinement.root)
+    candidates = [home / name for name in HIDDEN_IN_HOME]
+    for directory in (home, *root.parents):
+        if directory != root:  # a session in home: home's .env is the project's own
+            candidates += _env_files(directory)
+    candidates += [Path(path) for path in confinement.hidden_paths]
+    existing = [real(path) for path in candidates if os.path.lexists(path)]
+    # The root itself is never hidden whole (then nothing could run); a hidden path above it would hide it.
+    kept = [path for path in _unique(existing) if path != Path("/") and not _within(root, path)]
+    # Only the outermost of nested hidden paths: a mount cannot be made inside the cover of another.
+    return tuple(path for path in kept if not any(other in path.parents for other in kept))
+
+
+def _env_files(directory: Path) -> list[Path]:
+    try:
+        names = [entry.name for entry in os.scandir(directory) if fnmatch.fnmatchcase(entry.name, ENV_FILE)]
+    except OSError:
+        return []
+    return [directory / name for name in names if not any(fnmatch.fnmatchcase(name, p) for p in NOT_SECRET)]
+
+
+def _unique(paths) -> tuple[Path, ...]:
+    return tuple(dict.fromkeys(paths))
+
+
+def _within(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
+
+
+def _inside_any(path: Path, bases: tuple[Path, ...]) -> bool:
+    return any(_within(path, base) for base in bases)

@@ -1,0 +1,83 @@
+"""What the sandbox enforces on this machine, for `mini-agent sandbox` and for the human deciding to trust it:
+the mechanism, what each level allows, and the limits stated plainly."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from mini_agent.safety.sandbox.confinement import HIDDEN_IN_HOME, LEVELS, READ_ONLY_IN_ROOT, Confinement, plan
+from mini_agent.safety.sandbox.probe import ENV_VARIABLE, choice, mechanism, unavailable_reason
+
+COMMON_LIMITS = (
+    "Reading is allowed everywhere except the hidden paths: other files of your user (outside the credential "
+    "locations listed) stay readable.",
+    "Unix sockets reachable through the file system (e.g. /var/run/docker.sock) are not blocked.",
+    "A path that does not exist when the command starts (e.g. a missing .git/hooks) cannot be protected.",
+)
+LIMITS = {
+    "bubblewrap": (
+        "Network is all or nothing (a private network namespace); no per-host rules.",
+        "Children die with the agent (--die-with-parent, PID namespace); background processes (`cmd &`) also "
+        "end when the command returns, since its PID namespace ends with it.",
+    ),
+    "landlock": (
+        "Inside the writable project root, .git/hooks, .git/config and the agent's config are NOT kept read-only: "
+        "Landlock can only grant, and the root's rights reach everything beneath it.",
+        "Directory listings of hidden directories are visible (their names); file contents are not.",
+        "Only TCP is filtered (ABI 4+); UDP (including DNS) is not.",
+        "No PID namespace: other processes and their command lines are visible; the agent's environment and memory "
+        "are not.",
+        "Children die with the agent through a watcher shell (PR_SET_PDEATHSIG) that kills the process group; a "
+        "child that leaves the group (setsid) survives. Background processes outlive the command, as unconfined.",
+        "The agent makes itself non-dumpable (so confined commands cannot read its environment) and confined "
+        "commands run without capabilities, even as root.",
+    ),
+    "seatbelt": (
+        "Network is all or nothing; no per-host rules.",
+        "Children are not killed when the agent dies (no equivalent of a PID namespace).",
+        "Mach services stay reachable (e.g. the keychain through securityd, which may prompt).",
+        "The generated profile is unit-tested as text only; this project's CI has no Mac.",
+    ),
+}
+LANDLOCK_ABI_LIMITS = {
+    4: "This kernel's Landlock ABI is below 4: network is NOT filtered.",
+    6: "This kernel's Landlock ABI is below 6: signals and abstract Unix sockets outside the sandbox are reachable.",
+}
+
+
+def describe(confinement_root: Path, home: Path | None = None, hidden_paths: tuple[Path, ...] = ()) -> dict:
+    """What is enforced on this machine for a session in `confinement_root`, as JSON-ready data.
+    `hidden_paths` are the caller's own (the agent's data dir), as passed to `Confinement`."""
+    found = mechanism()
+    root = Path(os.path.realpath(confinement_root))
+    levels = {}
+    with tempfile.TemporaryDirectory(prefix="mini-agent-sandbox-describe-") as scratch:
+        for level in LEVELS:
+            resolved = plan(Confinement(level, root, hidden_paths=hidden_paths, home=home), Path(scratch))
+            writable = [str(path) for path in resolved.writable if path != resolved.tmpdir]
+            levels[level] = {
+                "writable": ["private TMPDIR (per command)", *writable],
+                "read_only_inside_writable": [str(path) for path in resolved.read_only],
+                "hidden": [str(path) for path in resolved.hidden],
+                "network": "off unless granted per command",
+            }
+    if found is not None and found.name == "landlock":  # see LIMITS: listed, but not enforced there
+        levels["workspace-write"]["read_only_inside_writable"] = []
+    limits = list(COMMON_LIMITS)
+    if found is not None:
+        limits += LIMITS.get(found.name, ())
+        if found.name == "landlock":
+            limits += [text for abi, text in LANDLOCK_ABI_LIMITS.items() if found.abi < abi]
+    return {
+        "mechanism": found.name if found else None,
+        "detail": found.detail if found else None,
+        "unavailable_reason": None if found else unavailable_reason(),
+        "choice": f"{ENV_VARIABLE}={choice()}",
+        "root": str(root),
+        "levels": levels,
+        "hidden_in_home": [f"~/{name}" for name in HIDDEN_IN_HOME] + ["~/.env*", ".env* in the root's ancestors"],
+        "read_only_in_root": list(READ_ONLY_IN_ROOT) if found is None or found.name != "landlock" else [],
+        "limits": limits,
+    }

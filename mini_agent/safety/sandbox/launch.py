@@ -1,0 +1,93 @@
+"""From a command and a confinement to what `subprocess.Popen` needs: argv, environment and preexec function,
+plus the private temp dir that lives as long as the command."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mini_agent.safety.sandbox.confinement import Confinement, plan
+from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
+from mini_agent.safety.sandbox.watch import Fingerprint, changed, fingerprint, watched_paths
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox mechanism works on this machine (or it failed to set up); the caller keeps asking instead."""
+
+
+@dataclass
+class Launch:
+    """How to start one confined command. Call `cleanup()` once it has exited."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec_fn: Callable[[], None] | None
+    mechanism: str = ""
+    tmpdir: Path | None = None
+    _base: Path | None = None
+    _closers: list[Callable[[], None]] = field(default_factory=list)
+    _watched: dict[Path, Fingerprint] = field(default_factory=dict)
+
+    def protected_changes(self) -> tuple[Path, ...]:
+        """Protected paths (`.git/hooks`, `.git/config`, the agent's config) that changed since `confine()`:
+        what the mechanism could not block (Landlock, or a path that did not exist yet). Call it after the run."""
+        return changed(self._watched)
+
+    def cleanup(self) -> None:
+        """Remove the private temp dir and release the Landlock ruleset; safe to call twice."""
+        while self._closers:
+            self._closers.pop()()
+        if self._base is not None:
+            _remove_tree(self._base)
+            self._base = None
+
+
+def confine(
+    argv: list[str], env: dict[str, str], cwd: Path, confinement: Confinement, writable: tuple[Path, ...] = ()
+) -> Launch:
+    """argv/env/preexec to run `argv` confined. `writable` = extra files/dirs that must stay writable
+    (e.g. the bash tool's pwd-report file). Raises SandboxUnavailable."""
+    found = mechanism()
+    if found is None:
+        raise SandboxUnavailable(f"no sandbox on this machine: {unavailable_reason()}")
+    base = Path(tempfile.mkdtemp(prefix="mini-agent-sandbox-"))
+    tmpdir = base / "tmp"
+    tmpdir.mkdir()
+    launch = Launch(argv=[], env={**env, "TMPDIR": str(tmpdir)}, preexec_fn=None, mechanism=found.name)
+    launch.tmpdir, launch._base = tmpdir, base
+    launch._watched = fingerprint(watched_paths(confinement))
+    try:
+        resolved = plan(confinement, tmpdir, writable)
+        if found.name == "bubblewrap":
+            from mini_agent.safety.sandbox import bubblewrap
+
+            hide_with = bubblewrap.placeholders(base)
+            launch.argv = bubblewrap.command(found.executable or "bwrap", resolved, cwd, argv, hide_with)
+        elif found.name == "landlock":
+            from mini_agent.safety.sandbox import landlock
+
+            ruleset = landlock.Ruleset(resolved, found.abi)
+            launch._closers.append(ruleset.close)
+            launch.argv, launch.preexec_fn = landlock.wrap(argv), ruleset.restrict
+        else:
+            from mini_agent.safety.sandbox import seatbelt
+
+            launch.argv = seatbelt.command(found.executable or "sandbox-exec", resolved, argv)
+    except OSError as exc:
+        launch.cleanup()
+        raise SandboxUnavailable(f"{found.name} could not be set up: {exc}") from exc
+    except BaseException:
+        launch.cleanup()
+        raise
+    return launch
+
+
+def _remove_tree(base: Path) -> None:
+    for placeholder in ("hidden-file", "hidden-dir"):  # mode 000: rmtree could not list the directory
+        if (base / placeholder).exists():
+            os.chmod(base / placeholder, 0o700)
+    shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,78 @@
+"""`mini-agent sandbox` and `mini-agent sandbox run`: what the OS sandbox enforces here, and a command run under it
+for inspection (output streamed, its exit status returned)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import TextIO
+
+AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def agent_data_dir() -> Path:
+    from mini_agent.settings import default_data_dir
+
+    return default_data_dir(os.environ)
+
+
+def print_sandbox(cwd: Path, as_json: bool, out: TextIO) -> None:
+    from mini_agent.safety.sandbox import describe
+
+    record = describe(cwd, hidden_paths=(agent_data_dir(),))
+    if as_json:
+        out.write(json.dumps(record, indent=2) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    if record["mechanism"] is None:
+        console.print(f"No sandbox on this machine: {record['unavailable_reason']}")
+        console.print("Commands are not confined; the permission policy keeps asking.")
+    else:
+        console.print(f"Sandbox: {record['mechanism']} ({record['detail']}); {record['choice']}")
+    table = Table("", *record["levels"], show_lines=True)
+    rows = (
+        ("writable", "writable"),
+        ("read-only inside", "read_only_inside_writable"),
+        ("hidden", "hidden"),
+        ("network", "network"),
+    )
+    for title, key in rows:
+        cells = [record["levels"][level][key] for level in record["levels"]]
+        table.add_row(title, *("\n".join(cell) if isinstance(cell, list) else cell for cell in cells))
+    console.print(table)
+    console.print("Always hidden when present: " + ", ".join(record["hidden_in_home"]))
+    if record["read_only_in_root"]:
+        console.print("Kept read-only in the project root: " + ", ".join(record["read_only_in_root"]))
+    console.print("Limits:")
+    for limit in record["limits"]:
+        console.print(f"  - {limit}")
+
+
+def run_confined(argv: list[str], level: str, network: bool, cwd: Path) -> int:
+    """Run `argv` confined in `cwd`, its output going straight to ours; its exit status (128+N if killed)."""
+    from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine
+
+    confinement = Confinement(level, cwd, network=network, hidden_paths=(agent_data_dir(),))  # type: ignore[arg-type]
+    env = {name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS}
+    try:
+        launch = confine(argv, env, cwd, confinement)
+    except SandboxUnavailable as exc:
+        print(f"mini-agent: {exc}", flush=True)
+        return 1
+    try:
+        process = subprocess.Popen(launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn)
+        returncode = process.wait()
+    except FileNotFoundError as exc:
+        print(f"mini-agent: could not start {argv[0]}: {exc}", flush=True)
+        return 127
+    except KeyboardInterrupt:
+        process.wait()
+        return 130
+    finally:
+        launch.cleanup()
+    return returncode if returncode >= 0 else 128 - returncode
