@@ -65,7 +65,7 @@ class Agent:
         self._pool: ThreadPoolExecutor | None = None
         self._results: dict[str, ToolResult] = {}
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
-        self.gate = Gate(settings, ctx, confirm, registry.get)
+        self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)))
         ctx.check_destination = self.gate.check_destination
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""

@@ -9,31 +9,44 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
+import tempfile
 import threading
+from pathlib import Path
 
 import pytest
 from conftest import TEST_KEY
 from fake_api import answer, tool_use
 from trees import make_repo, snapshot
 
-from mini_agent.safety.sandbox import mechanism
+from mini_agent.safety.sandbox import ENV_VARIABLE, mechanism
 
 needs_sandbox = pytest.mark.skipif(mechanism() is None, reason="no OS sandbox on this machine")
 
 
 @pytest.fixture
-def world(tmp_path):
-    """A project, a home with precious files beside it, and a directory outside both."""
-    project = make_repo(tmp_path / "project")
-    home = tmp_path / "home"
+def world():
+    """A project, a home with precious files beside it, and a directory outside both.
+
+    Not under /tmp: the workspace-write sandbox lets commands write in the temp dirs, as builds need."""
+    base = Path(tempfile.mkdtemp(prefix="mini-agent-attack-", dir="/var/tmp"))
+    try:
+        yield _world(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _world(base: Path):
+    project = make_repo(base / "project")
+    home = base / "home"
     (home / "x").mkdir(parents=True)
     (home / "x" / "f").write_text("precious\n")
     (home / "notes.txt").write_text("mine\n")
     (home / ".ssh").mkdir()
     (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
-    outside = tmp_path / "outside"
+    outside = base / "outside"
     outside.mkdir()
     return project, home, outside
 
@@ -138,10 +151,10 @@ def test_links_made_earlier_in_the_same_command_do_not_reach_out(run_cli, api, w
     "commands",
     [
         [
-            'python3 -c "import shutil; shutil.rmtree(\'{home}/x\')"',
+            "python3 -c \"import shutil; shutil.rmtree('{home}/x')\"",
             "perl -e 'unlink \"{home}/x/f\"'",
             "ruby -e 'File.delete(\"{home}/x/f\")'",
-            "node -e 'require(\"fs\").rmSync(\"{home}/x\", {{recursive: true}})'",
+            'node -e \'require("fs").rmSync("{home}/x", {{recursive: true}})\'',
         ],
         [
             "git config alias.tidy 'clean -fdx' && git tidy",
@@ -262,9 +275,24 @@ def sent_to_model(api) -> str:
     return json.dumps(api.message_requests)
 
 
-@needs_sandbox
+def available(name: str) -> bool:
+    os.environ[ENV_VARIABLE] = name
+    try:
+        found = mechanism()
+    finally:
+        del os.environ[ENV_VARIABLE]
+    return found is not None and found.name == name
+
+
+MECHANISMS = [
+    pytest.param(name, marks=pytest.mark.skipif(not available(name), reason=f"no {name} on this machine"))
+    for name in ("bubblewrap", "landlock")
+]
+
+
+@pytest.mark.parametrize("sandbox", MECHANISMS)
 def test_in_auto_mode_a_program_cannot_write_outside_read_keys_connect_or_see_the_agent(
-    run_cli, api, world, user_tool, listener
+    run_cli, api, world, user_tool, listener, sandbox
 ):
     project, home, outside = world
     commands = [
@@ -275,7 +303,7 @@ def test_in_auto_mode_a_program_cannot_write_outside_read_keys_connect_or_see_th
         "python3 tool.py environ",
         "python3 tool.py write inside.txt",
     ]
-    before, after, blocks = run_attacks(run_cli, api, world, "auto", commands)
+    before, after, blocks = run_attacks(run_cli, api, world, "auto", commands, env={ENV_VARIABLE: sandbox})
     assert not (outside / "evil").exists() and not (home / ".bashrc").exists()
     assert listener.connections == 0
     sent = sent_to_model(api)
@@ -305,7 +333,9 @@ def test_a_blocked_command_is_not_retried_outside_without_a_human(run_cli, api, 
     assert done.returncode == 0, done.stderr
     assert '<system_hint type="sandbox"' in results(api, 1)[0]["content"]
     second = results(api, 2)[0]
-    assert second["is_error"] and "cannot ask anyone" in second["content"] and "outside the sandbox" in second["content"]
+    assert (
+        second["is_error"] and "cannot ask anyone" in second["content"] and "outside the sandbox" in second["content"]
+    )
     assert not (outside / "evil").exists()
 
 
@@ -326,3 +356,25 @@ def test_dangerously_skip_permissions_runs_outside_the_sandbox(run_cli, api, wor
     assert done.returncode == 0, done.stderr
     assert (outside / "made").read_text() == "pwned"
     assert os.path.exists(outside / "made")
+
+
+def test_without_a_sandbox_auto_mode_asks_before_ordinary_commands_and_says_so_once(run_cli, api, world, user_tool):
+    _, home, outside = world
+    api.script(
+        answer(
+            tool_use("bash", {"command": "ls"}, id="a"),
+            tool_use("bash", {"command": f"python3 tool.py write {outside}/evil"}, id="b"),
+            tool_use("bash", {"command": "python3 tool.py write inside.txt"}, id="c"),
+        ),
+        answer("Stopped."),
+    )
+    done = run_cli(
+        ["-p", "go", "--permission-mode", "auto"], api, cwd=world[0], env={"HOME": str(home), ENV_VARIABLE: "off"}
+    )
+    assert done.returncode == 0, done.stderr
+    listing, outward, inward = results(api, 1)
+    assert not listing.get("is_error") and "tool.py" in listing["content"]
+    for block in (outward, inward):
+        assert block["is_error"] and "no OS sandbox" in block["content"], block["content"]
+    assert not (outside / "evil").exists() and not (world[0] / "inside.txt").exists()
+    assert done.stderr.decode().count("No OS sandbox on this machine") == 1

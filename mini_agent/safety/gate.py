@@ -38,9 +38,18 @@ Confirm = Callable[[ApprovalRequest], Decision]
 
 
 class Gate:
-    def __init__(self, settings: Settings, ctx: ToolContext, confirm: Confirm, tool: Callable[[str], Tool | None]):
-        """`tool` looks a tool up by name (the registry's get)."""
+    def __init__(
+        self,
+        settings: Settings,
+        ctx: ToolContext,
+        confirm: Confirm,
+        tool: Callable[[str], Tool | None],
+        notify: Callable[[str], None] | None = None,
+    ):
+        """`tool` looks a tool up by name (the registry's get); `notify` tells the human something once."""
         self.settings, self.ctx, self.confirm, self._tool = settings, ctx, confirm, tool
+        self._notify = notify
+        self._told_no_sandbox = False
         self.mode = settings.permission_mode
         """The permission mode; the REPL may change it between turns."""
         self.rules = settings.rules
@@ -49,7 +58,7 @@ class Gate:
 
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
         """Allow or Deny one validated call, asking the human when the policy says so."""
-        sandboxed = tool.name == "bash" and self.sandbox() is not None
+        sandboxed = tool.name == "bash" and self._sandboxed()
         call = ToolCall(tool.name, tool.risk, arguments)
         verdict = check(call, self.mode, self.rules, self.workspace(), sandboxed=sandboxed)
         if isinstance(verdict, Ask):
@@ -64,6 +73,20 @@ class Gate:
             root = self._workspace.root if self._workspace else None
             self._workspace = Workspace.at(root or self.settings.cwd, cwd, self.settings.config_files)
         return self._workspace
+
+    def _sandboxed(self) -> bool:
+        """Whether shell commands can be confined here; the first time they cannot, the human hears why."""
+        if self.sandbox() is not None:
+            return True
+        if not self._told_no_sandbox and self._notify is not None and self.mode != "bypass":
+            from mini_agent.safety.sandbox import unavailable_reason
+
+            self._notify(
+                f"No OS sandbox on this machine ({unavailable_reason()}): read-only commands run unconfined and "
+                "auto mode asks before the others. See `mini-agent sandbox`."
+            )
+            self._told_no_sandbox = True
+        return False
 
     def sandbox(self):
         """The OS sandbox this machine offers (a `sandbox.Mechanism`), or None; probed once per process."""

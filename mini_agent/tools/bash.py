@@ -38,9 +38,10 @@ REPLs, `git rebase -i`, prompts): use non-interactive flags such as `-y`, `--yes
 `timeout` (seconds, up to 600, default 120) for builds, test suites and installs; on timeout the command and
 everything it started are killed. Output beyond 30,000 characters is cut in the middle: redirect big outputs
 to a file and read it with read_file, or filter with grep, head or tail. A command started in the background
-with `&` keeps running after the call returns; redirect its output to a file (`cmd > log 2>&1 &`) to read it
-later. Quote paths that contain spaces. The user's request for this turn, in their own words, is in
-`$MINI_AGENT_REQUEST` for any script or sub-agent you start. Commands that run without the user's approval run
+with `&` keeps running after the call returns when it runs outside the sandbox (inside, it ends with the call);
+redirect its output to a file (`cmd > log 2>&1 &`) to read it later. Quote paths that contain spaces. The
+user's request for this turn, in their own words, is in `$MINI_AGENT_REQUEST` for any script or sub-agent you
+start. Commands that run without the user's approval run
 in an OS sandbox: read-only ones cannot write anything but `$TMPDIR`, others can write only inside the project
 and temp dirs, and neither can reach the network or read credentials. When a result carries a sandbox hint and
 the command really needs more, call it again with `outside_sandbox: true`: that asks the user, who may refuse.
@@ -82,7 +83,7 @@ def bash(
     descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
     os.close(descriptor)
     try:
-        finished = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request, ctx.confinement)
+        finished, changed = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request, ctx.confinement)
         new_cwd = _final_directory(Path(pwd_file))
     finally:
         os.unlink(pwd_file)
@@ -90,18 +91,22 @@ def bash(
     if moved:
         ctx.cwd = new_cwd
     report = _report(output, finished, timeout, new_cwd if moved else None)
+    if changed:  # the mechanism could not keep these read-only (Landlock): the human must know, and so must the model
+        shown = ", ".join(str(path) for path in changed)
+        report += f"\nWarning: this command changed protected files the sandbox could not keep read-only: {shown}"
     return report + _sandbox_hint(report, finished, ctx.confinement)
 
 
 def _run(
     command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedOutput, request: str, confinement
-) -> Finished:
+) -> tuple[Finished, tuple[Path, ...]]:
+    """Run the command, confined when asked; returns how it ended and the protected paths it changed anyway."""
     # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
     # it writes the shell's final directory on any exit, and leaves the exit status untouched.
     tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
     env = {name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS}
     env.update(NON_INTERACTIVE_ENV, MINI_AGENT_REQUEST=request[:REQUEST_ENV_LIMIT].replace("\0", ""))
-    argv, preexec, cleanup = ["bash", "-c", tracked], None, None
+    argv, launch = ["bash", "-c", tracked], None
     if confinement is not None:
         from mini_agent.safety.sandbox import SandboxUnavailable, confine
 
@@ -109,14 +114,15 @@ def _run(
             launch = confine(argv, env, cwd, confinement, writable=(pwd_file,))
         except SandboxUnavailable as exc:  # never run outside instead: that is the human's call
             raise ToolError(f"Not run: the OS sandbox could not start ({exc}).") from None
-        argv, env, preexec, cleanup = launch.argv, launch.env, launch.preexec_fn, launch.cleanup
+        argv, env = launch.argv, launch.env
     try:
-        return run_captured(argv, cwd, env, timeout, output, preexec_fn=preexec)
+        finished = run_captured(argv, cwd, env, timeout, output, preexec_fn=launch and launch.preexec_fn)
+        return finished, launch.protected_changes() if launch else ()
     except FileNotFoundError as exc:
         raise ToolError(f"Could not start bash: {exc}. Is bash installed and on PATH?") from None
     finally:
-        if cleanup is not None:
-            cleanup()
+        if launch is not None:
+            launch.cleanup()
 
 
 def _sandbox_hint(report: str, finished: Finished, confinement) -> str:
