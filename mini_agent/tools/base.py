@@ -113,6 +113,8 @@ class Tool:
         """The arguments checked against the schema and coerced; ToolError says what was wrong."""
         from pydantic import ValidationError
 
+        from mini_agent.tools._arguments import unpaired_surrogate
+
         if not isinstance(arguments, dict):
             raise ToolError(
                 f"Invalid arguments for {self.name}: expected a JSON object, got {type(arguments).__name__}."
@@ -122,16 +124,26 @@ class Tool:
         except ValidationError as exc:
             problems = "; ".join(_describe_error(error) for error in exc.errors())
             raise ToolError(f"Invalid arguments for {self.name}: {problems}.") from None
-        return {name: getattr(model, name) for name in self.input_schema["properties"]}
+        validated = {name: getattr(model, name) for name in self.input_schema["properties"]}
+        for name, value in validated.items():
+            # Not valid Unicode: it cannot be encoded for a file, a command line, a terminal or a request body.
+            problem = unpaired_surrogate(value) if isinstance(value, str) else None
+            if problem:
+                raise ToolError(f"Invalid arguments for {self.name}: '{name}' {problem}.")
+        return validated
 
 
 def _describe_error(error: dict) -> str:
+    from mini_agent.tools._arguments import CUSTOM_ERRORS
+
     where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
     message = error.get("msg", "invalid")
     if error.get("type") == "extra_forbidden":
         return f"unknown parameter '{where}'"
     if error.get("type") == "missing":
         return f"missing required parameter '{where}'"
+    if error.get("type") in CUSTOM_ERRORS:
+        return f"'{where}' {message}"
     return f"'{where}': {message}"
 
 

@@ -12,6 +12,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mini_agent.prompt import system_hint
+from mini_agent.tools._arguments import CommandText
 from mini_agent.tools._process import BoundedOutput, Finished, run_captured
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
@@ -51,7 +52,7 @@ AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 @tool(risk="exec", guidance=GUIDANCE)
 def bash(
     ctx: ToolContext,
-    command: str,
+    command: CommandText,
     timeout: Annotated[int, Field(ge=1, le=600)] = 120,
     description: str | None = None,
 ) -> str:

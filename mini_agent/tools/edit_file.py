@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mini_agent.tools._arguments import PathText
 from mini_agent.tools._edit_help import find_spans, line_of
 from mini_agent.tools._files import (
     ensure_parent_directory,
@@ -32,7 +33,7 @@ numbers: copy from it, do not guess.
 
 
 @tool(risk="write", guidance=GUIDANCE)
-def edit_file(ctx: ToolContext, path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str, replace_all: bool = False) -> str:
     """Replace exact text in a file.
 
     old_string must match the file's text exactly, including indentation, and occur exactly once (add

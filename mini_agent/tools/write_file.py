@@ -5,6 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+from mini_agent.tools._arguments import PathText
 from mini_agent.tools._files import ensure_parent_directory, os_error_message, require_regular_file
 from mini_agent.tools._textfile import SAMPLE_BYTES, UTF8, count_lines, dominant_newline, sniff_encoding, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool
@@ -19,7 +20,7 @@ line-ending style.
 
 
 @tool(risk="write", guidance=GUIDANCE)
-def write_file(ctx: ToolContext, path: str, content: str) -> str:
+def write_file(ctx: ToolContext, path: PathText, content: str) -> str:
     """Write a file with the given content, replacing everything in it.
 
     Creates the file, and any missing parent folders, if it does not exist. An existing file can only be
