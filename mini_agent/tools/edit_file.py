@@ -59,16 +59,16 @@ def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str
             + " To create a new file, use write_file (or edit_file with an empty old_string)."
         )
     require_regular_file(target, "edited")
-    ctx.require_fresh(target)
-    original, encoding = decode_file(target, _read_bytes(target))
+    data = _read_bytes(target)
+    ctx.require_fresh(target, data)
+    original, encoding = decode_file(target, data)
     view = LfView(original)
     old, new = _lf(old_string), _lf(new_string)
     if old == new:
         raise ToolError("old_string and new_string differ only in line endings, so the edit would change nothing.")
     spans = find_spans(view.text, old, replace_all)
     updated = view.replace(spans, new)
-    _write(target, updated, encoding)
-    ctx.remember(target)
+    ctx.remember(target, _write(target, updated, encoding))
     return _report(target, view.text, _lf(updated), spans, new)
 
 
@@ -87,8 +87,7 @@ def _create(ctx: ToolContext, target: Path, content: str) -> str:
     else:
         ensure_parent_directory(target)
         verb = "Created"
-    _write(target, content, Encoding("utf-8"))
-    ctx.remember(target)
+    ctx.remember(target, _write(target, content, Encoding("utf-8")))
     lines = count_lines(content)
     return f"{verb} {target} ({lines} line{'s' if lines != 1 else ''})."
 
@@ -100,7 +99,8 @@ def _read_bytes(path: Path) -> bytes:
         raise ToolError(os_error_message(exc, path, "read")) from None
 
 
-def _write(path: Path, text: str, encoding: Encoding) -> None:
+def _write(path: Path, text: str, encoding: Encoding) -> bytes:
+    """Write the text atomically; the bytes now in the file."""
     try:
         data = encoding.encode(text)
     except UnicodeEncodeError as exc:
@@ -112,6 +112,7 @@ def _write(path: Path, text: str, encoding: Encoding) -> None:
         write_atomic(path, data)
     except OSError as exc:
         raise ToolError(os_error_message(exc, path, "write")) from None
+    return data
 
 
 def _report(path: Path, before: str, after: str, spans: list[tuple[int, int]], new: str) -> str:

@@ -44,7 +44,7 @@ def write_file(ctx: ToolContext, path: PathText, content: str) -> str:
         write_atomic(target, data)
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "write")) from None
-    ctx.remember(target)
+    ctx.remember(target, data)
     lines = count_lines(content)
     verb = "Overwrote" if exists else "Created"
     return f"{verb} {target} ({lines} line{'s' if lines != 1 else ''}, {len(data):,} bytes{note})."

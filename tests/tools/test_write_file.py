@@ -208,3 +208,29 @@ def test_tool_metadata() -> None:
     assert list(schema["input_schema"]["properties"]) == ["path", "content"]
     assert schema["input_schema"]["required"] == ["path", "content"]
     assert "edit_file" in write_file.guidance and "read" in write_file.guidance
+
+
+def test_a_same_size_change_within_one_mtime_tick_is_not_overwritten(ctx: ToolContext, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("version 1\n")
+    assert not call(ctx, "read_file", path="a.txt").is_error
+    before = target.stat()
+    target.write_text("version 2\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    result = write(ctx, "a.txt", "mine\n")
+
+    assert result.is_error and "changed on disk" in result.content
+    assert target.read_text() == "version 2\n"
+
+
+def test_an_mtime_only_change_does_not_block_an_overwrite(ctx: ToolContext, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("version 1\n")
+    assert not call(ctx, "read_file", path="a.txt").is_error
+    os.utime(target, (2_000_000_000, 2_000_000_000))
+
+    result = write(ctx, "a.txt", "mine\n")
+
+    assert not result.is_error, result.content
+    assert target.read_text() == "mine\n"
