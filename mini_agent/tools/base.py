@@ -93,6 +93,9 @@ class ToolContext:
     """The user's own words for the current turn, for tools that delegate or summarise."""
     read_files: dict[Path, FileStamp] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    data_dir: Path | None = None
+    """The agent's data directory: temporary files of atomic writes are recorded under it while they exist, so
+    the next start removes those a killed agent left behind. None records nothing."""
     check_destination: Callable[[str, str, str], None] | None = None
     """Called as (url, host, reason) before web_fetch connects to a loopback, private, link-local or metadata
     address; returns to allow, raises ToolError to refuse. None allows every destination."""

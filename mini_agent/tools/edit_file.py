@@ -68,7 +68,7 @@ def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str
         raise ToolError("old_string and new_string differ only in line endings, so the edit would change nothing.")
     spans = find_spans(view.text, old, replace_all)
     updated = view.replace(spans, new)
-    ctx.remember(target, _write(target, updated, encoding))
+    ctx.remember(target, _write(ctx, target, updated, encoding))
     return _report(target, view.text, _lf(updated), spans, new)
 
 
@@ -87,7 +87,7 @@ def _create(ctx: ToolContext, target: Path, content: str) -> str:
     else:
         ensure_parent_directory(target)
         verb = "Created"
-    ctx.remember(target, _write(target, content, Encoding("utf-8")))
+    ctx.remember(target, _write(ctx, target, content, Encoding("utf-8")))
     lines = count_lines(content)
     return f"{verb} {target} ({lines} line{'s' if lines != 1 else ''})."
 
@@ -99,7 +99,7 @@ def _read_bytes(path: Path) -> bytes:
         raise ToolError(os_error_message(exc, path, "read")) from None
 
 
-def _write(path: Path, text: str, encoding: Encoding) -> bytes:
+def _write(ctx: ToolContext, path: Path, text: str, encoding: Encoding) -> bytes:
     """Write the text atomically; the bytes now in the file."""
     try:
         data = encoding.encode(text)
@@ -109,7 +109,7 @@ def _write(path: Path, text: str, encoding: Encoding) -> bytes:
             "in new_string. Use characters that encoding has (or an escape the file's language allows)."
         ) from None
     try:
-        write_atomic(path, data)
+        write_atomic(path, data, ctx.data_dir)
     except OSError as exc:
         raise ToolError(os_error_message(exc, path, "write")) from None
     return data

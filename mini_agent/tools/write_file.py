@@ -41,7 +41,7 @@ def write_file(ctx: ToolContext, path: PathText, content: str) -> str:
         ensure_parent_directory(target)
         data, note = content.encode("utf-8"), ""
     try:
-        write_atomic(target, data)
+        write_atomic(target, data, ctx.data_dir)
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "write")) from None
     ctx.remember(target, data)
