@@ -92,6 +92,7 @@ def test_in_process_a_killed_helper_is_replaced_and_still_covers_earlier_calls(t
         harness.stdin.write("(while :; do echo x >> ticks; sleep 0.05; done) & echo $! > loop.pid\n")
         harness.stdin.flush()
         first_helper = int(harness.stdout.readline().split()[1])
+        assert first_helper > 1, "no helper was started"  # and never kill(0): that is our own process group
         os.kill(first_helper, signal.SIGKILL)  # the agent lives on without its helper
         assert eventually(lambda: not alive(first_helper))
         escapee = "setsid sh -c 'echo $$ > escapee.pid; while :; do echo y >> ticks2; sleep 0.05; done' &\n"
