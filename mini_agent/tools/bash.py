@@ -39,9 +39,9 @@ REPLs, `git rebase -i`, prompts): use non-interactive flags such as `-y`, `--yes
 `timeout` (seconds, up to 600, default 120) for builds, test suites and installs; on timeout the command and
 everything it started are killed. Output beyond 30,000 characters is cut in the middle: redirect big outputs
 to a file and read it with read_file, or filter with grep, head or tail. A command started in the background
-with `&` keeps running after the call returns; redirect its output to a file (`cmd > log 2>&1 &`) to read it
-later. Quote paths that contain spaces. The user's request for this turn, in their own words, is in
-`$MINI_AGENT_REQUEST` for any script or sub-agent you start.
+with `&` keeps running after the call returns, until the session ends; redirect its output to a file
+(`cmd > log 2>&1 &`) to read it later. Quote paths that contain spaces. The user's request for this turn, in
+their own words, is in `$MINI_AGENT_REQUEST` for any script or sub-agent you start.
 """
 REQUEST_ENV_LIMIT = 32_768
 """Characters of the request put in the environment; far below the kernel's per-string limit."""
