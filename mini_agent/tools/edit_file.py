@@ -18,6 +18,8 @@ from mini_agent.tools._textfile import Encoding, LfView, count_lines, decode_fil
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
 CONTEXT_LINES = 3
+MAX_EDIT_BYTES = 64 * 1024 * 1024
+"""Bigger files are refused: the file, its text and the edited copy are all in memory at once."""
 MAX_SHOWN_LINES = 40
 _SHOWN_MATCH_LINES = 10
 
@@ -58,7 +60,12 @@ def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str
             missing_path_message(target)
             + " To create a new file, use write_file (or edit_file with an empty old_string)."
         )
-    require_regular_file(target, "edited")
+    size = require_regular_file(target, "edited").st_size
+    if size > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"{target} is {size:,} bytes; edit_file holds the whole file in memory, so it edits files up to "
+            f"{MAX_EDIT_BYTES // 2**20} MB. Use bash for this one (e.g. `sed -i` on the lines you found with grep -n)."
+        )
     data = _read_bytes(target)
     ctx.require_fresh(target, data)
     original, encoding = decode_file(target, data)

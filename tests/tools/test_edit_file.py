@@ -439,3 +439,29 @@ def test_a_touch_that_changes_no_content_does_not_block_the_edit(ctx: ToolContex
 
     assert not result.is_error, result.content
     assert target.read_text() == PYTHON_SOURCE.replace("def greet", "def welcome")
+
+
+def test_a_file_too_big_to_hold_in_memory_is_refused_without_reading_it(ctx: ToolContext, tmp_path: Path) -> None:
+    big = tmp_path / "dump.sql"
+    with open(big, "wb") as stream:
+        stream.write(b"INSERT 1;\n")
+        stream.truncate(2 * 1024**3)  # 2 GB, a hole on disk
+    ctx.remember(big)  # as if read: the size check comes first
+
+    result = edit(ctx, "dump.sql", "INSERT 1", "INSERT 2")
+
+    assert result.is_error and "is 2,147,483,648 bytes" in result.content and "Use bash" in result.content
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/null", "/dev/zero"])
+def test_a_fifo_or_a_device_is_refused_without_opening_it(ctx: ToolContext, tmp_path: Path, special: str) -> None:
+    path = tmp_path / "pipe" if special == "fifo" else Path(special)
+    if special == "fifo":
+        os.mkfifo(path)  # opening it would block until a writer came
+
+    edited = edit(ctx, str(path), "a", "b")
+    filled = edit(ctx, str(path), "", "b")
+
+    kind = "named pipe" if special == "fifo" else "character device"
+    for result in (edited, filled):
+        assert result.is_error and f"is not a regular file (it is a {kind})" in result.content, result.content

@@ -234,3 +234,31 @@ def test_an_mtime_only_change_does_not_block_an_overwrite(ctx: ToolContext, tmp_
 
     assert not result.is_error, result.content
     assert target.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/null", "/dev/zero"])
+def test_a_fifo_or_a_device_is_refused_without_opening_it(ctx: ToolContext, tmp_path: Path, special: str) -> None:
+    path = tmp_path / "pipe" if special == "fifo" else Path(special)
+    if special == "fifo":
+        os.mkfifo(path)
+
+    result = write(ctx, path, "data\n")
+
+    kind = "named pipe" if special == "fifo" else "character device"
+    assert result.is_error and f"is not a regular file (it is a {kind})" in result.content, result.content
+    if special == "fifo":
+        assert stat.S_ISFIFO(path.stat().st_mode) and leftovers(tmp_path) == []
+
+
+def test_overwriting_a_2_gb_file_checks_it_without_reading_it_all(ctx: ToolContext, tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    with open(big, "wb") as stream:
+        stream.write(b"line one\n")
+        stream.truncate(2 * 1024**3)
+    ctx.remember(big)  # over the hashing limit: stamped by size, times and inode
+    os.utime(big, (1_000_000_000, 1_000_000_000))
+
+    changed = write(ctx, "big.log", "short now\n")
+
+    assert changed.is_error and "changed on disk" in changed.content
+    assert big.stat().st_size == 2 * 1024**3
