@@ -39,6 +39,7 @@ RUNS = {
     "undo": (10, 3),
     "sessions": (15, 5),
     "render": (3, 1),
+    "faults": (50, 15),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -85,6 +86,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _render.render_rows(runs("render"))
 
+    def faults() -> list[Row]:
+        import _faults
+
+        return _faults.fault_rows(runs("faults"))
+
     return {
         "version": lambda: _startup.version(runs("version")),
         "help": lambda: _startup.help_(runs("help")),
@@ -99,6 +105,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "undo": undo,
         "sessions": sessions,
         "render": render,
+        "faults": faults,
     }
 
 

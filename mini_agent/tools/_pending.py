@@ -51,7 +51,7 @@ def sweep(data_dir: Path) -> list[Path]:
         entry = directory / name
         try:
             record = json.loads(entry.read_text(encoding="utf-8"))
-            owner = (int(record["pid"]), record.get("start"), record.get("boot"))
+            owner = (int(record["pid"]), record.get("start"), record.get("boot"), record.get("pidns"))
             temporary = Path(record["path"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # being written this instant, or not ours to judge
@@ -71,7 +71,8 @@ def _record(temporary: Path, data_dir: Path) -> Path | None:
     entry = directory / f"{os.getpid()}-{os.urandom(8).hex()}.json"
     pid = os.getpid()
     # ASCII JSON: a path with undecodable bytes (surrogate escapes) survives the round trip.
-    text = json.dumps({"pid": pid, "start": _own_start_time(pid), "boot": _boot_id(), "path": str(temporary)})
+    owner = {"pid": pid, "start": _own_start_time(pid), "boot": _boot_id(), "pidns": _pid_namespace()}
+    text = json.dumps({**owner, "path": str(temporary)})
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(entry, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
@@ -88,10 +89,12 @@ def _record(temporary: Path, data_dir: Path) -> Path | None:
     return entry
 
 
-def _alive(pid: int, start: int | None, boot: str | None) -> bool:
+def _alive(pid: int, start: int | None, boot: str | None, pidns: str | None = None) -> bool:
     """Whether the process that wrote an entry still runs (not merely a process that reuses its pid)."""
     if boot is not None and boot != _boot_id():
         return False  # pids start over at every boot
+    if pidns != _pid_namespace():
+        return True  # an agent in another container sharing the data dir: its pids mean nothing here
     if os.path.isdir("/proc/self"):
         return start is None or _start_time(pid) == start  # None once it is gone or a zombie
     try:
@@ -124,6 +127,14 @@ def _start_time(pid: int) -> int | None:
 @cache
 def _own_start_time(pid: int) -> int | None:
     return _start_time(pid)  # keyed by pid: a forked child is a process of its own
+
+
+@cache
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
 
 
 @cache

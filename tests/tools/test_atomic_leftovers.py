@@ -67,16 +67,21 @@ def test_the_temporary_file_of_a_live_agent_is_left_alone(tmp_path: Path) -> Non
     in_flight.write_text("being written\n")
     start = int(Path("/proc/self/stat").read_bytes().rsplit(b")", 1)[1].split()[19])
     boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    record = {"pid": os.getpid(), "start": start, "boot": boot, "path": str(in_flight)}
+    pidns = os.readlink("/proc/self/ns/pid")
+    owner = {"pid": os.getpid(), "boot": boot, "pidns": pidns}
+    record = {**owner, "start": start, "path": str(in_flight)}
     (data_dir / PENDING / f"{os.getpid()}-1.json").write_text(json.dumps(record))
-    gone = {"pid": os.getpid(), "start": start - 1, "boot": boot, "path": str(tmp_path / ".b.txt.00.tmp")}
+    gone = {**owner, "start": start - 1, "path": str(tmp_path / ".b.txt.00.tmp")}
     (data_dir / PENDING / f"{os.getpid()}-2.json").write_text(json.dumps(gone))  # a dead process, same pid
     (tmp_path / ".b.txt.00.tmp").write_text("left over\n")
+    elsewhere = {**owner, "start": start - 1, "pidns": "pid:[1]", "path": str(tmp_path / ".c.txt.00.tmp")}
+    (data_dir / PENDING / f"{os.getpid()}-3.json").write_text(json.dumps(elsewhere))  # another container's
+    (tmp_path / ".c.txt.00.tmp").write_text("theirs\n")
 
     assert sweep(data_dir) == [tmp_path / ".b.txt.00.tmp"]
 
-    assert in_flight.read_text() == "being written\n"
-    assert os.listdir(data_dir / PENDING) == [f"{os.getpid()}-1.json"]
+    assert in_flight.read_text() == "being written\n" and (tmp_path / ".c.txt.00.tmp").exists()
+    assert sorted(os.listdir(data_dir / PENDING)) == [f"{os.getpid()}-1.json", f"{os.getpid()}-3.json"]
 
 
 def test_a_finished_write_leaves_no_record_and_no_temporary_file(tmp_path: Path) -> None:
