@@ -84,7 +84,7 @@ def test_background_processes_end_when_a_run_ends_normally(run_cli, api, tmp_pat
     assert_all_gone(tmp_path, pids(tmp_path, "loop.pid", "escapee.pid"))
 
 
-def test_in_process_a_killed_helper_is_replaced_and_still_covers_earlier_calls(tmp_path: Path) -> None:
+def test_in_process_a_killed_helper_is_replaced_and_earlier_calls_are_found_by_their_token(tmp_path: Path) -> None:
     harness = subprocess.Popen(
         [sys.executable, str(HARNESS), str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )

@@ -41,7 +41,6 @@ class Watchdog:
         self._lock = threading.Lock()
         self._pipe: int | None = None
         self._helper: subprocess.Popen | None = None
-        self._groups: set[int] = set()
 
     def environment(self) -> dict[str, str]:
         """What a command's environment must carry so the helper can find it after it left its group."""
@@ -51,17 +50,18 @@ class Watchdog:
         """Have the group killed when the agent dies. Never raises: a missing helper must not cost the call."""
         if group <= 1 or group == os.getpgrp():
             return  # never the agent's own group, nor init's or "every process" (-1)
+        line = b"%d\n" % group
         with self._lock:
-            self._groups.add(group)
             try:
-                self._send(b"%d\n" % group)
-            except OSError:  # the helper died (someone killed it): start another, tell it every live group
+                self._send(line)
+            except OSError:  # the helper died (someone killed it): start another
                 self._close()
-                self._groups = {known for known in self._groups if _group_exists(known)}
                 try:
-                    self._send(b"".join(b"%d\n" % known for known in self._groups))
+                    self._send(line)
                 except OSError:
                     self._close()  # no helper possible (no fork, no interpreter): the next call tries again
+            # Groups told to a helper that died are not told again: their ids may belong to someone else by now,
+            # and what they still run carries the token, which the new helper looks for.
 
     def _send(self, data: bytes) -> None:
         if self._pipe is None:
