@@ -100,3 +100,13 @@ def test_a_target_with_the_longest_name_allowed_gets_a_temporary_name_that_fits(
     write_atomic(target, b"data\n", tmp_path / "data")
 
     assert target.read_bytes() == b"data\n" and temporaries(tmp_path) == []
+
+
+def test_an_entry_that_is_not_a_record_is_skipped_not_fatal(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    (data_dir / PENDING).mkdir(parents=True)
+    (data_dir / PENDING / "1-cut.json").write_text('{"pid": 1, "pa')  # a writer killed mid-entry
+    (data_dir / PENDING / "2-odd.json").write_text('{"pid": "x", "path": 3}')
+
+    assert sweep(data_dir) == []
+    assert sorted(os.listdir(data_dir / PENDING)) == ["1-cut.json", "2-odd.json"]
