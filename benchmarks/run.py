@@ -40,6 +40,7 @@ RUNS = {
     "sessions": (15, 5),
     "render": (3, 1),
     "sandbox": (5, 2),
+    "faults": (50, 15),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -91,6 +92,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _sandbox.sandbox_rows(runs("sandbox"))
 
+    def faults() -> list[Row]:
+        import _faults
+
+        return _faults.fault_rows(runs("faults"))
+
     return {
         "version": lambda: _startup.version(runs("version")),
         "help": lambda: _startup.help_(runs("help")),
@@ -106,6 +112,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "sessions": sessions,
         "render": render,
         "sandbox": sandbox,
+        "faults": faults,
     }
 
 

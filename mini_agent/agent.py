@@ -19,6 +19,7 @@ from mini_agent.safety.gate import Confirm, Gate
 from mini_agent.safety.permissions import Deny
 from mini_agent.session import Session
 from mini_agent.settings import Settings
+from mini_agent.tools._pending import sweep
 from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
 from mini_agent.usage import Usage
 
@@ -67,6 +68,9 @@ class Agent:
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
         self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)))
         ctx.check_destination = self.gate.check_destination
+        if ctx.data_dir is None:
+            ctx.data_dir = settings.data_dir  # where atomic writes record their temporary files
+        sweep(settings.data_dir)  # the temporary files of agents that were killed mid-write
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.before_change: Callable[[], None] | None = None

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import difflib
+import os
+import stat
 from pathlib import Path
 
 MAX_PREVIEW_LINES = 400
+MAX_PREVIEW_BYTES = 8 * 1024 * 1024
+"""Files bigger than this are not diffed: reading and diffing them would keep the human waiting for a question."""
 
 
 def change_preview(tool_name: str, arguments: dict, cwd: Path) -> str | None:
     """A unified diff of the proposed change, or None when the tool changes no file."""
     if tool_name not in ("write_file", "edit_file"):
         return None
-    path = Path(arguments.get("path", ""))
+    path = Path(os.path.expanduser(str(arguments.get("path", ""))))
     path = path if path.is_absolute() else cwd / path
+    unreadable = _not_previewable(path)
+    if unreadable:
+        return unreadable
     before = _read(path)
     if tool_name == "write_file":
         after = str(arguments.get("content", ""))
@@ -36,6 +43,19 @@ def change_preview(tool_name: str, arguments: dict, cwd: Path) -> str | None:
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"... ({len(lines) - MAX_PREVIEW_LINES} more diff lines)\n"]
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)"
+
+
+def _not_previewable(path: Path) -> str | None:
+    """Why the current content cannot be shown (a fifo would block the read, a huge file would stall), or None."""
+    try:
+        info = path.stat()
+    except (OSError, ValueError):  # missing (a new file), or a path no file can have: the tool will say which
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return f"({path} is not a regular file; the call will fail)"
+    if info.st_size > MAX_PREVIEW_BYTES:
+        return f"({path} is {info.st_size:,} bytes, too big to show a diff)"
+    return None
 
 
 def _read(path: Path) -> str:

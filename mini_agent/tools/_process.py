@@ -1,8 +1,8 @@
 """Running a shell command as its own process group, with bounded output capture and a whole-group kill.
 
-The bash tool needs three guarantees a plain `subprocess.run` does not give: memory stays bounded whatever the
-command prints, a background process holding the pipe open never blocks us, and a timeout or Ctrl-C kills
-every process the command started, not just the shell.
+The bash tool needs four guarantees a plain `subprocess.run` does not give: memory stays bounded whatever the
+command prints, a background process holding the pipe open never blocks us, a timeout or Ctrl-C kills
+every process the command started, not just the shell, and nothing it started outlives the agent.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from mini_agent.tools._watchdog import watchdog
 
 READ_SIZE = 1 << 20
 PIPE_SIZE = 1 << 20
@@ -100,18 +102,21 @@ def run_captured(
     `preexec_fn` runs in the child between fork and exec (the sandbox applies Landlock there).
 
     Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
-    any exception (KeyboardInterrupt included) the whole process group is killed first.
+    any exception (KeyboardInterrupt included) the whole process group is killed first. Whatever is left of the
+    group when the agent dies is killed then (see _watchdog).
     """
+    guard = watchdog()
     process = subprocess.Popen(
         argv,
         cwd=cwd,
-        env=env,
+        env={**env, **guard.environment()},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
         preexec_fn=preexec_fn,
     )
+    guard.watch(process.pid)  # at once: from here on, the group dies with the agent
     assert process.stdout is not None
     _enlarge_pipe(process.stdout.fileno())
     at_eof = False

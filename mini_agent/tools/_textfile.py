@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.tools._files import binary_file_message
+from mini_agent.tools._pending import recorded
 from mini_agent.tools.base import ToolError
 
 SAMPLE_BYTES = 64 * 1024
@@ -50,6 +51,7 @@ _PREFERRED_LEGACY = [
     "koi8_r",
 ]
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v\b\x1b")
+_TEMPORARY_NAME_ROOM = 255 - len(".") - len(".0123456789abcdef.tmp")
 
 
 @dataclass(frozen=True)
@@ -200,34 +202,44 @@ class LfView:
         return "\r\n" if at > 0 and self.original[at - 1] == "\r" else "\n"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, data_dir: Path | None = None) -> None:
     """Replace the file's content in one step: a crash leaves the old file or the new one, never a mix.
 
     A temporary file in the same directory is written, flushed to disk and renamed over the target. An
     existing file keeps its permission bits (and owner, when we may set it); a new one gets the umask's
-    default. A symlink is followed, so the link stays and its target changes.
+    default. A symlink is followed, so the link stays and its target changes. With a `data_dir`, the temporary
+    file is recorded there while it exists, so that the next start sweeps it if this process is killed.
     """
     target = Path(os.path.realpath(path))
     try:
         previous: os.stat_result | None = target.stat()
     except FileNotFoundError:
         previous = None
-    temporary = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
-    # 0o666 lets the kernel apply the umask to a new file, as any editor's open(..., "w") would.
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if previous is not None:
-            _copy_ownership_and_mode(temporary, previous)
-        os.replace(temporary, target)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temporary)
-        raise
+    temporary = target.parent / _temporary_name(target.name)
+    with recorded(temporary, data_dir):
+        # 0o666 lets the kernel apply the umask to a new file, as any editor's open(..., "w") would.
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            if previous is not None:
+                _copy_ownership_and_mode(temporary, previous)
+            os.replace(temporary, target)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(temporary)
+            raise
     _sync_directory(target.parent)
+
+
+def _temporary_name(name: str) -> str:
+    """`.name.<16 hex>.tmp`, the name shortened so the whole stays within the 255 bytes a file name may have."""
+    encoded = os.fsencode(name)
+    if len(encoded) > _TEMPORARY_NAME_ROOM:
+        name = os.fsdecode(encoded[:_TEMPORARY_NAME_ROOM])  # a character cut in two stays valid bytes
+    return f".{name}.{os.urandom(8).hex()}.tmp"
 
 
 def _copy_ownership_and_mode(path: Path, previous: os.stat_result) -> None:

@@ -26,17 +26,62 @@ class NetworkError(ToolError):
     """The tool could not reach the network; repeated ones mark the tool as degraded."""
 
 
+HASHED_UP_TO = 64 * 1024 * 1024
+"""Files up to this size are fingerprinted by content (sha256, ~50 ms for the largest); bigger ones by metadata."""
+
+
 @dataclass(frozen=True)
 class FileStamp:
-    """What a file looked like when the agent last read or wrote it."""
+    """What a file looked like when the agent last read or wrote it.
 
-    mtime_ns: int
+    Size and mtime alone can lie: a same-size change within one timestamp tick (coarse clocks, 1-2 s on some
+    file systems) or a `touch -r` back keeps both. So the stamp holds a hash of the content, and only a
+    different content makes the file stale: a `touch` alone does not. Files over HASHED_UP_TO are not hashed
+    (reading a page of a huge log must stay cheap); for them any change of size, mtime, ctime or inode counts.
+    """
+
     size: int
+    mtime_ns: int
+    ctime_ns: int
+    identity: tuple[int, int]
+    """(device, inode): a file replaced by another one is a different file even with the same times."""
+    digest: bytes | None
 
     @classmethod
-    def of(cls, path: Path) -> FileStamp:
-        stat = path.stat()
-        return cls(stat.st_mtime_ns, stat.st_size)
+    def of(cls, path: Path, data: bytes | None = None) -> FileStamp:
+        """The file as it is now; `data`, when given, is its whole content (what we just wrote or read)."""
+        info = path.stat()
+        if data is None and info.st_size <= HASHED_UP_TO:
+            data_digest: bytes | None = _file_digest(path)
+        else:
+            data_digest = _digest(data) if data is not None else None
+        return cls(info.st_size, info.st_mtime_ns, info.st_ctime_ns, (info.st_dev, info.st_ino), data_digest)
+
+    def unchanged(self, path: Path, data: bytes | None = None) -> bool:
+        """Whether the file still holds what this stamp saw; `data` is its current content when already read."""
+        info = path.stat()
+        if info.st_size != self.size:
+            return False
+        if self.digest is None:
+            return (info.st_mtime_ns, info.st_ctime_ns, (info.st_dev, info.st_ino)) == (
+                self.mtime_ns,
+                self.ctime_ns,
+                self.identity,
+            )
+        return (_digest(data) if data is not None else _file_digest(path)) == self.digest
+
+
+def _digest(data: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
+def _file_digest(path: Path) -> bytes:
+    import hashlib
+
+    with open(path, "rb") as stream:
+        return hashlib.file_digest(stream, "sha256").digest()
 
 
 @dataclass
@@ -48,6 +93,9 @@ class ToolContext:
     """The user's own words for the current turn, for tools that delegate or summarise."""
     read_files: dict[Path, FileStamp] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    data_dir: Path | None = None
+    """The agent's data directory: temporary files of atomic writes are recorded under it while they exist, so
+    the next start removes those a killed agent left behind. None records nothing."""
     check_destination: Callable[[str, str, str], None] | None = None
     """Called as (url, host, reason) before web_fetch connects to a loopback, private, link-local or metadata
     address; returns to allow, raises ToolError to refuse. None allows every destination."""
@@ -62,24 +110,32 @@ class ToolContext:
             candidate = self.cwd / candidate
         return Path(os.path.normpath(candidate))
 
-    def remember(self, path: Path) -> None:
-        """Record that the agent has seen this file as it is on disk now (after a read or its own write)."""
+    def remember(self, path: Path, data: bytes | None = None) -> None:
+        """Record that the agent has seen this file as it is on disk now (after a read or its own write).
+
+        `data` is the file's whole content when the caller has it (what it just wrote), saving a read.
+        """
+        stamp = FileStamp.of(path, data)  # outside the lock: hashing may read up to HASHED_UP_TO bytes
         with self.lock:
             self.read_files.pop(path, None)  # re-inserted last: the dict's order is recency
-            self.read_files[path] = FileStamp.of(path)
+            self.read_files[path] = stamp
 
     def recent_files(self, limit: int = 10) -> tuple[Path, ...]:
         """Files the agent read or changed, most recent first."""
         with self.lock:
             return tuple(reversed(self.read_files))[:limit]
 
-    def require_fresh(self, path: Path) -> None:
-        """Refuse to change a file the agent has not read, or that changed on disk since it did."""
+    def require_fresh(self, path: Path, data: bytes | None = None) -> None:
+        """Refuse to change a file the agent has not read, or whose content changed on disk since it did.
+
+        `data` is the file's current content when the caller has already read it (edit_file), so the check is
+        on exactly the bytes about to be edited.
+        """
         with self.lock:
             seen = self.read_files.get(path)
         if seen is None:
             raise ToolError(f"{path} has not been read in this session. Read it with read_file first, then retry.")
-        if FileStamp.of(path) != seen:
+        if not seen.unchanged(path, data):
             raise ToolError(
                 f"{path} changed on disk since it was last read (by the user or another program). "
                 "Read it again with read_file, then retry."
@@ -116,6 +172,8 @@ class Tool:
         """The arguments checked against the schema and coerced; ToolError says what was wrong."""
         from pydantic import ValidationError
 
+        from mini_agent.tools._arguments import unpaired_surrogate
+
         if not isinstance(arguments, dict):
             raise ToolError(
                 f"Invalid arguments for {self.name}: expected a JSON object, got {type(arguments).__name__}."
@@ -125,16 +183,26 @@ class Tool:
         except ValidationError as exc:
             problems = "; ".join(_describe_error(error) for error in exc.errors())
             raise ToolError(f"Invalid arguments for {self.name}: {problems}.") from None
-        return {name: getattr(model, name) for name in self.input_schema["properties"]}
+        validated = {name: getattr(model, name) for name in self.input_schema["properties"]}
+        for name, value in validated.items():
+            # Not valid Unicode: it cannot be encoded for a file, a command line, a terminal or a request body.
+            problem = unpaired_surrogate(value) if isinstance(value, str) else None
+            if problem:
+                raise ToolError(f"Invalid arguments for {self.name}: '{name}' {problem}.")
+        return validated
 
 
 def _describe_error(error: dict) -> str:
+    from mini_agent.tools._arguments import CUSTOM_ERRORS
+
     where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
     message = error.get("msg", "invalid")
     if error.get("type") == "extra_forbidden":
         return f"unknown parameter '{where}'"
     if error.get("type") == "missing":
         return f"missing required parameter '{where}'"
+    if error.get("type") in CUSTOM_ERRORS:
+        return f"'{where}' {message}"
     return f"'{where}': {message}"
 
 

@@ -12,6 +12,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mini_agent.prompt import system_hint
+from mini_agent.tools._arguments import CommandText
 from mini_agent.tools._process import BoundedOutput, Finished, run_captured
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
@@ -38,13 +39,13 @@ REPLs, `git rebase -i`, prompts): use non-interactive flags such as `-y`, `--yes
 `timeout` (seconds, up to 600, default 120) for builds, test suites and installs; on timeout the command and
 everything it started are killed. Output beyond 30,000 characters is cut in the middle: redirect big outputs
 to a file and read it with read_file, or filter with grep, head or tail. A command started in the background
-with `&` keeps running after the call returns when it runs outside the sandbox (inside, it ends with the call);
-redirect its output to a file (`cmd > log 2>&1 &`) to read it later. Quote paths that contain spaces. The
-user's request for this turn, in their own words, is in `$MINI_AGENT_REQUEST` for any script or sub-agent you
-start. Commands that run without the user's approval run
-in an OS sandbox: read-only ones cannot write anything but `$TMPDIR`, others can write only inside the project
-and temp dirs, and neither can reach the network or read credentials. When a result carries a sandbox hint and
-the command really needs more, call it again with `outside_sandbox: true`: that asks the user, who may refuse.
+with `&` keeps running after the call returns, until the session ends, when it runs outside the sandbox (inside,
+it ends with the call); redirect its output to a file (`cmd > log 2>&1 &`) to read it later. Quote paths that
+contain spaces. The user's request for this turn, in their own words, is in `$MINI_AGENT_REQUEST` for any script
+or sub-agent you start. Commands that run without the user's approval run in an OS sandbox: read-only ones
+cannot write anything but `$TMPDIR`, others can write only inside the project and temp dirs, and neither can
+reach the network or read credentials. When a result carries a sandbox hint and the command really needs more,
+call it again with `outside_sandbox: true`: that asks the user, who may refuse.
 """
 REQUEST_ENV_LIMIT = 32_768
 """Characters of the request put in the environment; far below the kernel's per-string limit."""
@@ -56,7 +57,7 @@ AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 @tool(risk="exec", guidance=GUIDANCE)
 def bash(
     ctx: ToolContext,
-    command: str,
+    command: CommandText,
     timeout: Annotated[int, Field(ge=1, le=600)] = 120,
     description: str | None = None,
     outside_sandbox: bool = False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mini_agent.tools._arguments import PathText
 from mini_agent.tools._edit_help import find_spans, line_of
 from mini_agent.tools._files import (
     ensure_parent_directory,
@@ -17,6 +18,8 @@ from mini_agent.tools._textfile import Encoding, LfView, count_lines, decode_fil
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
 CONTEXT_LINES = 3
+MAX_EDIT_BYTES = 64 * 1024 * 1024
+"""Bigger files are refused: the file, its text and the edited copy are all in memory at once."""
 MAX_SHOWN_LINES = 40
 _SHOWN_MATCH_LINES = 10
 
@@ -32,7 +35,7 @@ numbers: copy from it, do not guess.
 
 
 @tool(risk="write", guidance=GUIDANCE)
-def edit_file(ctx: ToolContext, path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str, replace_all: bool = False) -> str:
     """Replace exact text in a file.
 
     old_string must match the file's text exactly, including indentation, and occur exactly once (add
@@ -57,17 +60,22 @@ def edit_file(ctx: ToolContext, path: str, old_string: str, new_string: str, rep
             missing_path_message(target)
             + " To create a new file, use write_file (or edit_file with an empty old_string)."
         )
-    require_regular_file(target, "edited")
-    ctx.require_fresh(target)
-    original, encoding = decode_file(target, _read_bytes(target))
+    size = require_regular_file(target, "edited").st_size
+    if size > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"{target} is {size:,} bytes; edit_file holds the whole file in memory, so it edits files up to "
+            f"{MAX_EDIT_BYTES // 2**20} MB. Use bash for this one (e.g. `sed -i` on the lines you found with grep -n)."
+        )
+    data = _read_bytes(target)
+    ctx.require_fresh(target, data)
+    original, encoding = decode_file(target, data)
     view = LfView(original)
     old, new = _lf(old_string), _lf(new_string)
     if old == new:
         raise ToolError("old_string and new_string differ only in line endings, so the edit would change nothing.")
     spans = find_spans(view.text, old, replace_all)
     updated = view.replace(spans, new)
-    _write(target, updated, encoding)
-    ctx.remember(target)
+    ctx.remember(target, _write(ctx, target, updated, encoding))
     return _report(target, view.text, _lf(updated), spans, new)
 
 
@@ -86,8 +94,7 @@ def _create(ctx: ToolContext, target: Path, content: str) -> str:
     else:
         ensure_parent_directory(target)
         verb = "Created"
-    _write(target, content, Encoding("utf-8"))
-    ctx.remember(target)
+    ctx.remember(target, _write(ctx, target, content, Encoding("utf-8")))
     lines = count_lines(content)
     return f"{verb} {target} ({lines} line{'s' if lines != 1 else ''})."
 
@@ -99,7 +106,8 @@ def _read_bytes(path: Path) -> bytes:
         raise ToolError(os_error_message(exc, path, "read")) from None
 
 
-def _write(path: Path, text: str, encoding: Encoding) -> None:
+def _write(ctx: ToolContext, path: Path, text: str, encoding: Encoding) -> bytes:
+    """Write the text atomically; the bytes now in the file."""
     try:
         data = encoding.encode(text)
     except UnicodeEncodeError as exc:
@@ -108,9 +116,10 @@ def _write(path: Path, text: str, encoding: Encoding) -> None:
             "in new_string. Use characters that encoding has (or an escape the file's language allows)."
         ) from None
     try:
-        write_atomic(path, data)
+        write_atomic(path, data, ctx.data_dir)
     except OSError as exc:
         raise ToolError(os_error_message(exc, path, "write")) from None
+    return data
 
 
 def _report(path: Path, before: str, after: str, spans: list[tuple[int, int]], new: str) -> str:

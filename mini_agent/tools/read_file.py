@@ -10,6 +10,7 @@ from typing import Annotated, BinaryIO
 from pydantic import Field
 
 from mini_agent.prompt import system_hint
+from mini_agent.tools._arguments import PathText
 from mini_agent.tools._files import (
     MAX_LINE_CHARS,
     binary_file_message,
@@ -40,7 +41,7 @@ binary files and directories (use bash `ls` for those).
 @tool(risk="read", guidance=GUIDANCE)
 def read_file(
     ctx: ToolContext,
-    path: str,
+    path: PathText,
     offset: Annotated[int, Field(ge=1)] = 1,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = MAX_LIMIT,
 ) -> str:

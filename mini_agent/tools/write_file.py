@@ -5,6 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+from mini_agent.tools._arguments import PathText
 from mini_agent.tools._files import ensure_parent_directory, os_error_message, require_regular_file
 from mini_agent.tools._textfile import SAMPLE_BYTES, UTF8, count_lines, dominant_newline, sniff_encoding, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool
@@ -19,7 +20,7 @@ line-ending style.
 
 
 @tool(risk="write", guidance=GUIDANCE)
-def write_file(ctx: ToolContext, path: str, content: str) -> str:
+def write_file(ctx: ToolContext, path: PathText, content: str) -> str:
     """Write a file with the given content, replacing everything in it.
 
     Creates the file, and any missing parent folders, if it does not exist. An existing file can only be
@@ -40,10 +41,10 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
         ensure_parent_directory(target)
         data, note = content.encode("utf-8"), ""
     try:
-        write_atomic(target, data)
+        write_atomic(target, data, ctx.data_dir)
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "write")) from None
-    ctx.remember(target)
+    ctx.remember(target, data)
     lines = count_lines(content)
     verb = "Overwrote" if exists else "Created"
     return f"{verb} {target} ({lines} line{'s' if lines != 1 else ''}, {len(data):,} bytes{note})."

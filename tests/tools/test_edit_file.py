@@ -402,3 +402,66 @@ def test_tool_metadata() -> None:
     assert schema["input_schema"]["required"] == ["path", "old_string", "new_string"]
     assert schema["input_schema"]["properties"]["replace_all"]["default"] is False
     assert "read" in edit_file.guidance and "write_file" in edit_file.guidance
+
+
+def test_a_same_size_change_with_the_old_mtime_put_back_is_detected(ctx: ToolContext, tmp_path: Path) -> None:
+    target = seen(ctx, tmp_path / "a.py", PYTHON_SOURCE.encode())
+    before = target.stat()
+    target.write_text(PYTHON_SOURCE.replace("Hello", "Howdy"))  # same size
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # as within one tick of a coarse clock
+
+    result = edit(ctx, "a.py", "def greet", "def welcome")
+
+    assert result.is_error and "changed on disk" in result.content
+    assert "Howdy" in target.read_text() and "def greet" in target.read_text()
+
+
+def test_a_change_hidden_by_touch_r_is_detected(ctx: ToolContext, tmp_path: Path) -> None:
+    target = seen(ctx, tmp_path / "a.py", PYTHON_SOURCE.encode())
+    reference = tmp_path / "reference"
+    subprocess.run(["touch", "-r", target, reference], check=True)
+    target.write_text(PYTHON_SOURCE.replace("Goodbye", "Farewel"))
+    subprocess.run(["touch", "-r", reference, target], check=True)
+    assert (target.stat().st_size, target.stat().st_mtime_ns) == (len(PYTHON_SOURCE), reference.stat().st_mtime_ns)
+
+    result = edit(ctx, "a.py", "def greet", "def welcome")
+
+    assert result.is_error and "changed on disk" in result.content
+
+
+def test_a_touch_that_changes_no_content_does_not_block_the_edit(ctx: ToolContext, tmp_path: Path) -> None:
+    target = seen(ctx, tmp_path / "a.py", PYTHON_SOURCE.encode())
+    os.utime(target, (1_000_000_000, 1_000_000_000))
+    (tmp_path / "replaced").write_text(PYTHON_SOURCE)
+    os.replace(tmp_path / "replaced", target)  # even another inode: what matters is the content
+
+    result = edit(ctx, "a.py", "def greet", "def welcome")
+
+    assert not result.is_error, result.content
+    assert target.read_text() == PYTHON_SOURCE.replace("def greet", "def welcome")
+
+
+def test_a_file_too_big_to_hold_in_memory_is_refused_without_reading_it(ctx: ToolContext, tmp_path: Path) -> None:
+    big = tmp_path / "dump.sql"
+    with open(big, "wb") as stream:
+        stream.write(b"INSERT 1;\n")
+        stream.truncate(2 * 1024**3)  # 2 GB, a hole on disk
+    ctx.remember(big)  # as if read: the size check comes first
+
+    result = edit(ctx, "dump.sql", "INSERT 1", "INSERT 2")
+
+    assert result.is_error and "is 2,147,483,648 bytes" in result.content and "Use bash" in result.content
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/null", "/dev/zero"])
+def test_a_fifo_or_a_device_is_refused_without_opening_it(ctx: ToolContext, tmp_path: Path, special: str) -> None:
+    path = tmp_path / "pipe" if special == "fifo" else Path(special)
+    if special == "fifo":
+        os.mkfifo(path)  # opening it would block until a writer came
+
+    edited = edit(ctx, str(path), "a", "b")
+    filled = edit(ctx, str(path), "", "b")
+
+    kind = "named pipe" if special == "fifo" else "character device"
+    for result in (edited, filled):
+        assert result.is_error and f"is not a regular file (it is a {kind})" in result.content, result.content

@@ -208,3 +208,57 @@ def test_tool_metadata() -> None:
     assert list(schema["input_schema"]["properties"]) == ["path", "content"]
     assert schema["input_schema"]["required"] == ["path", "content"]
     assert "edit_file" in write_file.guidance and "read" in write_file.guidance
+
+
+def test_a_same_size_change_within_one_mtime_tick_is_not_overwritten(ctx: ToolContext, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("version 1\n")
+    assert not call(ctx, "read_file", path="a.txt").is_error
+    before = target.stat()
+    target.write_text("version 2\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    result = write(ctx, "a.txt", "mine\n")
+
+    assert result.is_error and "changed on disk" in result.content
+    assert target.read_text() == "version 2\n"
+
+
+def test_an_mtime_only_change_does_not_block_an_overwrite(ctx: ToolContext, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("version 1\n")
+    assert not call(ctx, "read_file", path="a.txt").is_error
+    os.utime(target, (2_000_000_000, 2_000_000_000))
+
+    result = write(ctx, "a.txt", "mine\n")
+
+    assert not result.is_error, result.content
+    assert target.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/null", "/dev/zero"])
+def test_a_fifo_or_a_device_is_refused_without_opening_it(ctx: ToolContext, tmp_path: Path, special: str) -> None:
+    path = tmp_path / "pipe" if special == "fifo" else Path(special)
+    if special == "fifo":
+        os.mkfifo(path)
+
+    result = write(ctx, path, "data\n")
+
+    kind = "named pipe" if special == "fifo" else "character device"
+    assert result.is_error and f"is not a regular file (it is a {kind})" in result.content, result.content
+    if special == "fifo":
+        assert stat.S_ISFIFO(path.stat().st_mode) and leftovers(tmp_path) == []
+
+
+def test_overwriting_a_2_gb_file_checks_it_without_reading_it_all(ctx: ToolContext, tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    with open(big, "wb") as stream:
+        stream.write(b"line one\n")
+        stream.truncate(2 * 1024**3)
+    ctx.remember(big)  # over the hashing limit: stamped by size, times and inode
+    os.utime(big, (1_000_000_000, 1_000_000_000))
+
+    changed = write(ctx, "big.log", "short now\n")
+
+    assert changed.is_error and "changed on disk" in changed.content
+    assert big.stat().st_size == 2 * 1024**3
