@@ -13,7 +13,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from mini_agent.safety.secrets import SecretSet
 
 Risk = Literal["read", "write", "exec", "network"]
 
@@ -51,6 +54,8 @@ class ToolContext:
     check_destination: Callable[[str, str, str], None] | None = None
     """Called as (url, host, reason) before web_fetch connects to a loopback, private, link-local or metadata
     address; returns to allow, raises ToolError to refuse. None allows every destination."""
+    secrets: SecretSet | None = field(default=None, repr=False)
+    """The session's known secrets: read_file adds the values of the credential files it reads."""
 
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""
