@@ -32,6 +32,7 @@ MIN_LENGTH = 8
 _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*)-----(.*?)-----END", re.DOTALL)
 _DOTENV = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*?)\s*$")
 _KEY_VALUE = re.compile(r"""^\s*["']?([^\s"'=:#;]+)["']?\s*[:=]\s*(.+?)\s*,?\s*$""")
+_SCOPED = re.compile(r"^\s*(//[^=\s]+)\s*=\s*(.+?)\s*$")  # npmrc: `//registry.npmjs.org/:_authToken=...`
 _URL_WITH_PASSWORD = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/@:]*:[^\s/@]+@[^\s'\"]+")
 
 
@@ -97,7 +98,7 @@ def _dotenv(name: str, text: str) -> list[tuple[str, str]]:
 def _key_values(name: str, text: str) -> list[tuple[str, str]]:
     found = []
     for line in text.splitlines():
-        match = _KEY_VALUE.match(line)
+        match = _SCOPED.match(line) or _KEY_VALUE.match(line)
         if match and SECRET_KEY.search(match.group(1)):
             key, value = match.group(1), _unquote(match.group(2))
             if plausible(value, True):
