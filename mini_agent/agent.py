@@ -83,6 +83,7 @@ class Agent:
         `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block.
         """
         self.ctx.request = text
+        self.secrets.refresh()  # the project's .env files, read on first use and again after they change
         usage = Usage()
         notes, self.notes = self.notes, []
         try:

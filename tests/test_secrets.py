@@ -6,6 +6,7 @@ import base64
 import json
 from urllib.parse import urlsplit
 
+import pytest
 from conftest import TEST_KEY
 from fake_api import answer, tool_use
 from web_server import WebServer
@@ -144,3 +145,60 @@ def test_the_environment_in_any_encoding_reaches_neither_the_model_nor_the_outpu
     for where, text in outputs.items():
         for secret in (FOO_TOKEN, TEST_KEY):
             assert not leaks(secret, text), (where, secret, leaks(secret, text))
+
+
+def in_process_agent(api, settings_for, confirm, **overrides):
+    from mini_agent.agent import Agent
+    from mini_agent.provider import AnthropicProvider
+    from mini_agent.session import Session
+    from mini_agent.tools import default_tools
+    from mini_agent.tools.base import ToolContext
+
+    settings = settings_for(api, **overrides)
+    events: list = []
+    agent = Agent(
+        AnthropicProvider(settings, sleep=lambda s: None),
+        default_tools(),
+        settings,
+        Session(),
+        ToolContext(cwd=settings.cwd),
+        "You are a test agent.",
+        events.append,
+        confirm,
+    )
+    return agent, events
+
+
+def test_the_question_names_the_secret_without_showing_it_and_a_yes_sends_it(api, settings_for, tmp_path):
+    from mini_agent.safety.permissions import Allow
+
+    (tmp_path / ".env").write_text(f"FOO_TOKEN={FOO_TOKEN}\n")  # read proactively: bash can source it
+    asked = []
+
+    def confirm(request):
+        asked.append(request)
+        return Allow("the user allowed it")
+
+    with WebServer() as server:
+        server.add("/", b"thanks")
+        command = f"curl -s '{server.url('/')}?t={FOO_TOKEN}'"
+        api.script(answer(tool_use("bash", {"command": command})), answer("Sent."))
+        agent, events = in_process_agent(api, settings_for, confirm, permission_mode="auto")
+        agent.run_turn("send the token")
+        assert sum(server.hits.values()) == 1  # the human said yes
+    (request,) = asked
+    assert request.ask.risk == "sensitive" and not request.ask.grants
+    assert request.reason == "sends the value of FOO_TOKEN from .env (foo…0c) to 127.0.0.1"
+    assert FOO_TOKEN not in json.dumps(request.arguments) and "****" in request.arguments["command"]
+    assert not [event for event in events if leaks(FOO_TOKEN, repr(event))]
+
+
+def test_bypass_mode_sends_without_asking(api, settings_for, tmp_path):
+    with WebServer() as server:
+        server.add("/", b"thanks")
+        api.script(answer(tool_use("web_fetch", {"url": server.url(f"/?t={FOO_TOKEN}")})), answer("Sent."))
+        agent, _ = in_process_agent(
+            api, settings_for, lambda request: pytest.fail("asked"), permission_mode="bypass", env_secrets=(FOO_TOKEN,)
+        )
+        agent.run_turn("send the token")
+        assert sum(server.hits.values()) == 1

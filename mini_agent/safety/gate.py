@@ -58,7 +58,9 @@ class Gate:
             verdict = guard(verdict, tool.name, arguments, self.secrets)
         if isinstance(verdict, Ask):
             preview = change_preview(tool.name, arguments, self.ctx.cwd)
-            verdict = self.decide(ApprovalRequest(tool, arguments, verdict, preview))
+            # The question shows which secret (by name) but never its value: the screen is an output too.
+            shown = self.secrets.mask_value(arguments)
+            verdict = self.decide(ApprovalRequest(tool, shown, verdict, preview and self.secrets.mask(preview)))
         return verdict
 
     def workspace(self) -> Workspace:
