@@ -202,3 +202,13 @@ def test_bypass_mode_sends_without_asking(api, settings_for, tmp_path):
         )
         agent.run_turn("send the token")
         assert sum(server.hits.values()) == 1
+
+
+def test_a_secret_file_a_command_names_is_read_first_so_its_values_are_masked(api, settings_for, tmp_path):
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / ".env").write_text(f"SERVICE_TOKEN={FOO_TOKEN}\n")
+    api.script(answer(tool_use("bash", {"command": "cat api/.env | base64; cat api/.env"})), answer("Done."))
+    agent, _ = in_process_agent(api, settings_for, lambda request: pytest.fail("asked"), permission_mode="auto")
+    agent.run_turn("show the service env")
+    shown = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+    assert "SERVICE_TOKEN=****" in shown and not leaks(FOO_TOKEN, shown)

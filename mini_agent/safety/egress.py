@@ -153,14 +153,18 @@ def _secret_variable(command: str, secrets: SecretSet) -> str | None:
 
 
 def _secret_file(command: str) -> str | None:
+    paths = secret_paths(command)
+    return f"the contents of {paths[0]} (a likely secret file)" if paths else None
+
+
+def secret_paths(command: str) -> list[str]:
+    """Words of a command that name a likely secret file (`.env`, `@.env`, `~/.ssh/id_rsa`), as written."""
+    found = []
     for word in _TOKEN.findall(command):
         path = word.lstrip("@<").removeprefix("file:")
-        if "://" in word or not path or path.startswith("-"):
-            continue
-        reason = secret_reason(path)
-        if reason is not None:
-            return f"the contents of {path} (a likely secret file)"
-    return None
+        if "://" not in word and path and not path.startswith("-") and secret_reason(path) is not None:
+            found.append(path)
+    return found
 
 
 def _host(destination: str) -> str:

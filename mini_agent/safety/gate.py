@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.preview import change_preview
-from mini_agent.safety.egress import guard
+from mini_agent.safety.egress import guard, secret_paths
 from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
@@ -53,6 +53,9 @@ class Gate:
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
         """Allow or Deny one validated call, asking the human when the policy says so."""
         verdict = check(ToolCall(tool.name, tool.risk, arguments), self.mode, self.rules, self.workspace())
+        if tool.name == "bash":  # secret files the command names (`cat api/.env`): their values get masked too
+            for path in secret_paths(str(arguments.get("command", ""))):
+                self.secrets.harvest(self.workspace().resolve(path), path)
         if self.mode != "bypass":  # nothing secret leaves without a yes, whatever the rules allow
             self.secrets.refresh()
             verdict = guard(verdict, tool.name, arguments, self.secrets)

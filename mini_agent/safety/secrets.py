@@ -22,6 +22,8 @@ from mini_agent.safety import harvest
 from mini_agent.safety.encodings import SPACES, SpaceMap, dump_spans, literals, strip_spaces
 
 MASK = "****"
+HARVEST_BYTES = 1024 * 1024
+"""Credential files are small; a huge file named like one is read only this far."""
 _WORDS = re.compile(r"[^ \t\n\r\f\v]+")
 _TEMPLATES = (".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults")
 
@@ -92,8 +94,11 @@ class SecretSet:
 
     def harvest(self, path: Path, shown: str | None = None) -> int:
         """Add the secret values of a credential file; how many were new. Unreadable files add nothing."""
+        if not Path(path).is_file():  # a directory, or a pipe that would block the read
+            return 0
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            with open(path, "rb") as file:
+                text = file.read(HARVEST_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return 0
         return sum(self.add(value, label) for label, value in harvest.values_in(shown or Path(path).name, text))
