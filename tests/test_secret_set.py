@@ -158,3 +158,12 @@ def test_masking_a_megabyte_with_twenty_secrets_stays_cheap(capsys):
     assert not leaked(values[7], masked)
     with capsys.disabled():
         print(f"\nmasking 1 MB with 20 secrets: {elapsed * 1000:.0f} ms")
+
+
+def test_the_halves_of_a_secret_cut_by_output_truncation_are_masked():
+    secrets = SecretSet([(TOKEN, "GITHUB_TOKEN")])
+    text = f"log {TOKEN[:11]}\n\n[... 5000 characters omitted ...]\n\n{TOKEN[11:]} more\n"
+    assert secrets.mask(text) == "log ****\n\n[... 5000 characters omitted ...]\n\n**** more\n"
+    assert secrets.mask("ends ghp_0\n\n[... 9 characters omitted ...]\n\nnothing") == (
+        "ends ghp_0\n\n[... 9 characters omitted ...]\n\nnothing"  # too short a piece to tell
+    )

@@ -25,6 +25,9 @@ MASK = "****"
 HARVEST_BYTES = 1024 * 1024
 """Credential files are small; a huge file named like one is read only this far."""
 _WORDS = re.compile(r"[^ \t\n\r\f\v]+")
+_CUT = re.compile(r"\[\.\.\. [\d,]+ characters omitted \.\.\.\]")
+MIN_EDGE = 6
+"""The shortest piece of a secret cut by truncation that is still masked."""
 _TEMPLATES = (".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults")
 
 
@@ -165,6 +168,8 @@ class SecretSet:
         needles = self._needles
         for index, start, end in dump_spans(text, [needle for needle, _ in needles]):
             hits.append(Hit(needles[index][1], "hex dump", start, end))
+        if "characters omitted" in text:
+            hits += _cut_edges(text, entries)
         return hits
 
     def mask(self, text: str) -> str:
@@ -206,6 +211,30 @@ class SecretSet:
             items = [self.mask_value(item) for item in value]
             return value if all(new is old for new, old in zip(items, value, strict=True)) else type(value)(items)
         return value
+
+
+def _cut_edges(text: str, entries: tuple[_Entry, ...]) -> list[Hit]:
+    """The halves of a secret that output truncation cut in two (`[... N characters omitted ...]`): the start
+    of one just before the cut, the end of one just after it."""
+    hits = []
+    for cut in _CUT.finditer(text):
+        before = cut.start()
+        while before and text[before - 1] in SPACES:
+            before -= 1
+        after = cut.end()
+        while after < len(text) and text[after] in SPACES:
+            after += 1
+        for entry in entries:
+            literal = entry.literal
+            for size in range(len(literal) - 1, MIN_EDGE - 1, -1):
+                if text.endswith(literal[:size], 0, before):
+                    hits.append(Hit(entry.secret, entry.encoding, before - size, before))
+                    break
+            for size in range(len(literal) - 1, MIN_EDGE - 1, -1):
+                if text.startswith(literal[-size:], after):
+                    hits.append(Hit(entry.secret, entry.encoding, after, after + size))
+                    break
+    return hits
 
 
 def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
