@@ -167,3 +167,15 @@ def test_the_halves_of_a_secret_cut_by_output_truncation_are_masked():
     assert secrets.mask("ends ghp_0\n\n[... 9 characters omitted ...]\n\nnothing") == (
         "ends ghp_0\n\n[... 9 characters omitted ...]\n\nnothing"  # too short a piece to tell
     )
+
+
+def test_the_session_file_masks_what_the_set_learns_after_it_was_opened(tmp_path):
+    from mini_agent.sessions.journal import SessionWriter
+
+    secrets = SecretSet()
+    path = tmp_path / "session.jsonl"
+    with SessionWriter(path, {"type": "session", "version": 1}, secrets) as writer:
+        secrets.add(TOKEN, "GITHUB_TOKEN")  # read from a credential file mid-session
+        encoded = base64.b64encode(f"GITHUB_TOKEN={TOKEN}".encode()).decode()
+        writer.write({"type": "message", "message": {"role": "user", "content": encoded, TOKEN: "as a key"}})
+    assert not leaked(TOKEN, path.read_text()) and "****" in path.read_text()

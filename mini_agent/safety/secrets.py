@@ -205,8 +205,9 @@ class SecretSet:
             masked = self.mask(value)
             return value if masked == value else masked
         if isinstance(value, dict):
-            masked = {key: self.mask_value(item) for key, item in value.items()}
-            return value if all(masked[key] is value[key] for key in value) else masked
+            masked = {self.mask_value(key): self.mask_value(item) for key, item in value.items()}
+            unchanged = len(masked) == len(value) and all(key in value and masked[key] is value[key] for key in masked)
+            return value if unchanged else masked
         if isinstance(value, list | tuple):
             items = [self.mask_value(item) for item in value]
             return value if all(new is old for new, old in zip(items, value, strict=True)) else type(value)(items)
