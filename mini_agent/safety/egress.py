@@ -45,7 +45,7 @@ _VARIABLE = re.compile(r"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
 _ENV_READ = re.compile(r"(?:printenv|getenv|environ(?:\.get)?|process\.env|ENV)\W{0,3}([A-Za-z_][A-Za-z0-9_]*)")
 _ENV_DUMP = re.compile(
     r"(?:^|[;&|(`{]|\$\()\s*(?:env|printenv|set|export\s+-p|declare\s+-\w*[px]\w*)\s*(?=$|[;&|)`}>])"
-    r"|/proc/[^/\s]+/environ",
+    r"|/proc/[^/\s]+/environ|\bos\.environ\b(?!\s*(?:\[|\.get))|\bprocess\.env\b(?!\s*[.\[])|%ENV\b",
     re.MULTILINE,
 )
 _DESTINATION = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'`;|&)]+|[\w.-]+@[\w.-]+(?=:)")
