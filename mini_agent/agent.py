@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted, redact
+from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
 from mini_agent.prompt import build_system, system_hint
@@ -59,7 +59,9 @@ class Agent:
         """`keeper` builds the context keeper for this agent; by default one without context sources."""
         self.provider, self.registry, self.settings = provider, registry, settings
         self.session, self.ctx, self.static_prompt = session, ctx, static_prompt
-        self.emit = emit
+        self.secrets = ctx.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
+        """The session's known secrets: masked in every tool result and event, and never sent out without a yes."""
+        self.emit: Emit = lambda event: emit(self.secrets.mask_event(event))
         self._system: tuple[dict, list[dict]] | None = None
         self._overhead: tuple[list[dict], int] | None = None
         self._network_failures: dict[str, int] = {}
@@ -85,6 +87,7 @@ class Agent:
         `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block.
         """
         self.ctx.request = text
+        self.secrets.refresh()  # the project's .env files, read on first use and again after they change
         usage = Usage()
         notes, self.notes = self.notes, []
         try:
@@ -173,7 +176,7 @@ class Agent:
         if calls:  # never leave a tool_use without its result: the next request would be rejected
             reason = f"Not run: the reply ended with stop reason {reply.stop_reason!r} before the call was complete."
             self.session.append({"role": "user", "content": [tool_result(c["id"], reason, True) for c in calls]})
-        return TurnResult(text_of(reply.message), reply.stop_reason, step, usage, is_error)
+        return TurnResult(self.secrets.mask(text_of(reply.message)), reply.stop_reason, step, usage, is_error)
 
     # ---- tools ---------------------------------------------------------------------------------------
 
@@ -227,18 +230,21 @@ class Agent:
         self.gate.mode = mode
 
     def _settle(self, call: dict, result: ToolResult) -> None:
+        result = replace(result, content=self.secrets.mask(result.content))  # a refusal may quote the call
         self._results[call["id"]] = result
         self.emit(ToolStarted(call["id"], call["name"], call.get("input")))
         self.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
 
     def _execute(self, tool: Tool, arguments: dict, confinement: object = None) -> ToolResult:
-        """Run a tool; the session's own credentials are masked in what it returns (`env`, a config dump)."""
+        """Run a tool; every known secret is masked in what it returns (`env | base64`, a config dump), in any
+        encoding, including the values of `.env` files the command may just have written or read."""
         self.ctx.confinement = confinement  # exec tools run one at a time, so the shared context can carry it
         try:
             result = execute(tool, arguments, self.ctx)
         finally:
             self.ctx.confinement = None
-        masked = redact(result.content, self.settings.secrets)
+        self.secrets.refresh()
+        masked = self.secrets.mask(result.content)
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:
@@ -270,7 +276,7 @@ class Agent:
 
     def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
         self._track_health(tool.name, result)
-        self._calls.append(call_line(tool.name, arguments, result))
+        self._calls.append(self.secrets.mask(call_line(tool.name, arguments, result)))
         self.keeper.engine.tool_ran(tool.risk)
 
     def _track_health(self, name: str, result: ToolResult) -> None:

@@ -61,8 +61,11 @@ class TurnAborted(MiniAgentError):
         super().__init__(message)
 
 
-def redact(text: str, secrets: list[str]) -> str:
-    """Replace every secret in text with a mask, so no key leaves the process."""
+def redact(text: str, secrets) -> str:
+    """Replace every secret in text with a mask, so no key leaves the process. `secrets` is a list of values, or
+    the session's SecretSet (Settings.secret_set), which also masks their encodings."""
+    if hasattr(secrets, "mask"):
+        return secrets.mask(text)
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "****")

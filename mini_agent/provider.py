@@ -125,13 +125,13 @@ class AnthropicProvider:
                 if fault.kind == "stream_error":
                     streaming = False  # an error event mid-stream: ask again without streaming
                 if fault.kind == "context_overflow":
-                    raise ContextOverflow(redact(fault.message, self.settings.secrets)) from None
+                    raise ContextOverflow(redact(fault.message, self.settings.secret_set)) from None
                 if not fault.retryable or attempt >= self.settings.max_retries:
                     tries = f" (gave up after {attempt + 1} attempts)" if fault.retryable else ""
-                    raise ProviderError(redact(fault.message + tries, self.settings.secrets)) from None
+                    raise ProviderError(redact(fault.message + tries, self.settings.secret_set)) from None
                 attempt += 1
                 delay = backoff(attempt, self.settings.retry_base_delay, fault)
-                emit(ReplyDiscarded(redact(fault.message, self.settings.secrets), attempt, delay))
+                emit(ReplyDiscarded(redact(fault.message, self.settings.secret_set), attempt, delay))
                 self._sleep(delay)
 
     def _stream(self, body: dict, emit: Emit) -> Reply:

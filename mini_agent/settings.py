@@ -8,10 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mini_agent.errors import ConfigError
 from mini_agent.safety.rules import Rules
+
+if TYPE_CHECKING:
+    from mini_agent.safety.secrets import SecretSet
 
 PermissionMode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -91,6 +94,17 @@ class Settings:
         """Values that must never appear in output, longest first so a key containing another is masked whole."""
         values = {value for value in (self.api_key, self.auth_token, *self.env_secrets) if value}
         return sorted(values, key=len, reverse=True)
+
+    @cached_property
+    def secret_set(self) -> SecretSet:
+        """The session's known secrets, shared by the agent, the gate, the tools and the session file: these
+        values, the project's `.env*` files, and what the agent reads from credential files."""
+        from mini_agent.safety.secrets import SecretSet
+
+        names = {value: name for name, value in os.environ.items() if SECRET_NAME.search(name)}
+        known = [(self.api_key, "the API key"), (self.auth_token, "the auth token")]
+        known += [(value, names.get(value, "a secret environment variable")) for value in self.env_secrets]
+        return SecretSet([(value, label) for value, label in known if value], project=self.cwd)
 
     def require_credentials(self) -> None:
         if not (self.api_key or self.auth_token):

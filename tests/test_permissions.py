@@ -111,24 +111,32 @@ def test_a_symlink_out_of_the_workspace_is_outside(workspace, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("path", "secret"),
+    ("path", "secret", "in_auto"),
     [
-        (".env", True),
-        (".env.production", True),
-        ("config/.env.example", False),
-        ("deploy/key.pem", True),
-        ("~/.ssh/id_ed25519", True),
-        ("~/.ssh/id_ed25519.pub", False),
-        ("~/.aws/credentials", True),
-        ("src/main.py", False),
-        ("environment.md", False),
+        (".env", True, Allow),
+        (".env.production", True, Allow),
+        ("config/.env.example", False, Allow),
+        ("deploy/key.pem", True, Allow),
+        ("~/.ssh/id_ed25519", True, Ask),
+        ("~/.ssh/id_ed25519.pub", False, Allow),
+        ("~/.aws/credentials", True, Ask),
+        ("~/.netrc", True, Ask),
+        ("~/.docker/config.json", True, Ask),
+        ("~/.kube/config", True, Ask),
+        ("~/.config/gcloud/credentials.db", True, Ask),
+        ("../other/.env", True, Ask),
+        ("src/main.py", False, Allow),
+        ("environment.md", False, Allow),
     ],
 )
-def test_reading_likely_secrets_asks_unless_the_mode_is_auto(workspace, path, secret):
+def test_reading_likely_secrets_asks_and_in_auto_mode_only_the_projects_own_are_read(workspace, path, secret, in_auto):
     for mode in ("default", "accept-edits", "plan"):
         verdict = check(call("read_file", path=path), mode, Rules(), workspace)
         assert isinstance(verdict, Ask if secret else Allow), (mode, path)
-    assert isinstance(check(call("read_file", path=path), "auto", Rules(), workspace), Allow)
+    verdict = check(call("read_file", path=path), "auto", Rules(), workspace)
+    assert isinstance(verdict, in_auto), path
+    if in_auto is Ask:
+        assert verdict.risk == "sensitive" and "outside the project" in verdict.reason
 
 
 def test_deny_beats_ask_beats_allow(workspace):

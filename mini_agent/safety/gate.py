@@ -1,7 +1,8 @@
 """The permission gate between the model's tool calls and the tools: the policy first, a human when it asks.
 
 The gate holds what may change during a session: the permission mode (Shift+Tab, /mode) and the rules, to
-which "always" answers add. It also vets web_fetch's destinations once their addresses are known.
+which "always" answers add. It also vets web_fetch's destinations once their addresses are known, and turns any
+call that would send a known secret out into a question (safety/egress.py), in every mode but bypass.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.preview import change_preview
+from mini_agent.safety.egress import guard, secret_paths
 from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
@@ -55,15 +57,24 @@ class Gate:
         self.rules = settings.rules
         """The configured rules plus what the human granted with "always" answers in this session."""
         self._workspace: Workspace | None = None
+        self.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
 
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
         """Allow or Deny one validated call, asking the human when the policy says so."""
         sandboxed = tool.name == "bash" and self._sandboxed()
         call = ToolCall(tool.name, tool.risk, arguments)
         verdict = check(call, self.mode, self.rules, self.workspace(), sandboxed=sandboxed)
+        if tool.name == "bash":  # secret files the command names (`cat api/.env`): their values get masked too
+            for path in secret_paths(str(arguments.get("command", ""))):
+                self.secrets.harvest(self.workspace().resolve(path), path)
+        if self.mode != "bypass":  # nothing secret leaves without a yes, whatever the rules allow
+            self.secrets.refresh()
+            verdict = guard(verdict, tool.name, arguments, self.secrets)
         if isinstance(verdict, Ask):
             preview = change_preview(tool.name, arguments, self.ctx.cwd)
-            verdict = self.decide(ApprovalRequest(tool, arguments, verdict, preview))
+            # The question shows which secret (by name) but never its value: the screen is an output too.
+            shown = self.secrets.mask_value(arguments)
+            verdict = self.decide(ApprovalRequest(tool, shown, verdict, preview and self.secrets.mask(preview)))
         return verdict
 
     def workspace(self) -> Workspace:

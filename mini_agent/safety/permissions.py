@@ -296,9 +296,13 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         secret = secret_reason(path)
         if secret is None:
             return Allow("reading files is always allowed")
-        if vouched or mode == "auto":
-            return Allow(f"allowed by {vouched}" if vouched else f"auto mode reads likely secrets ({secret})")
-        return Ask(f"reads {shown}: {secret}", "sensitive", (grant,))
+        # The project's own secrets may be read in auto mode (their values join the session's known secrets and
+        # are masked); credentials elsewhere (~/.ssh, ~/.aws, another project's .env) always need a yes.
+        own = path.is_relative_to(workspace.root) and workspace.protected(path) is None
+        if vouched or (mode == "auto" and own):
+            return Allow(f"allowed by {vouched}" if vouched else f"auto mode reads the project's secrets ({secret})")
+        where = "" if own else ", outside the project"
+        return Ask(f"reads {shown}{where}: {secret}", "sensitive", (grant,))
     where = workspace.where(path)
     if mode == "plan":
         return Deny(PLAN_REFUSAL.format(tool=call.name, why=""))

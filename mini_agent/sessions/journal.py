@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_agent.errors import MiniAgentError, redact
+from mini_agent.errors import MiniAgentError
+from mini_agent.safety.secrets import SecretSet
 
 FORMAT_VERSION = 1
 COUNT_KEY = "messages_so_far"
@@ -88,18 +89,14 @@ def _damage(data: bytes, position: int, number: int, end: int) -> str:
 class SessionWriter:
     """Appends log entries to one session file, each as one line written at once, secrets masked."""
 
-    def __init__(self, path: Path, header: dict | None, secrets: Sequence[str] = (), messages: int = 0) -> None:
+    def __init__(
+        self, path: Path, header: dict | None, secrets: Sequence[str] | SecretSet = (), messages: int = 0
+    ) -> None:
         """`header` starts a new file on the first write (a session never written leaves no file); None continues
         an existing file, opened by `continue_file`. `messages` is the count of message entries already in it."""
         self.path, self._header, self._messages = path, header, messages
-        self._secrets = [secret for secret in secrets if secret and len(secret) >= 4]
-        # A secret inside a string shows up in the line as its JSON-escaped self (escaping goes character by
-        # character), so a substring test on the line finds every line that needs masking.
-        self._forms = {
-            json.dumps(secret, ensure_ascii=ascii_only)[1:-1].encode("utf-8", "surrogatepass")
-            for secret in self._secrets
-            for ascii_only in (True, False)
-        }
+        # The session's SecretSet (it grows as the agent reads credential files), or a fixed list of values.
+        self._secrets = secrets if isinstance(secrets, SecretSet) else SecretSet((value, "") for value in secrets)
         self._fd: int | None = None
         self._newline_first = False
         self._lock = threading.Lock()
@@ -107,7 +104,9 @@ class SessionWriter:
         """The first write that failed (disk full, ...): the writer stops there, the agent carries on."""
 
     @classmethod
-    def continue_file(cls, path: Path, journal: Journal, header: dict, secrets: Sequence[str] = ()) -> SessionWriter:
+    def continue_file(
+        cls, path: Path, journal: Journal, header: dict, secrets: Sequence[str] | SecretSet = ()
+    ) -> SessionWriter:
         """Append to the session file `journal` was read from; a damaged tail is moved aside first, to
         `<name>.damaged-<offset>`, and `header` is written again if even the header was damaged.
 
@@ -188,9 +187,7 @@ class SessionWriter:
             self._write(self._line(self._header))
 
     def _line(self, entry: dict) -> bytes:
-        data = _encoded(entry)
-        if self._forms and any(form in data for form in self._forms):
-            data = _encoded(_masked(entry, self._secrets))
+        data = _encoded(self._secrets.mask_value(entry))  # every string, in any encoding of any known secret
         if self._newline_first:
             data, self._newline_first = b"\n" + data, False
         return data + b"\n"
@@ -225,16 +222,6 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def _masked(value: object, secrets: list[str]) -> object:
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {_masked(key, secrets): _masked(item, secrets) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_masked(item, secrets) for item in value]
-    return value
 
 
 def _lock(fd: int, path: Path) -> None:

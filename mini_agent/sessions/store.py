@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mini_agent import __version__
 from mini_agent.errors import ConfigError
+from mini_agent.safety.secrets import SecretSet
 from mini_agent.session import Session
 from mini_agent.sessions.journal import (
     COUNT_KEY,
@@ -79,10 +80,10 @@ class LoadedSession:
 
 
 class SessionStore:
-    def __init__(self, data_dir: Path, secrets: Sequence[str] = ()) -> None:
-        """`secrets` are masked in every line written (Settings.secrets)."""
+    def __init__(self, data_dir: Path, secrets: Sequence[str] | SecretSet = ()) -> None:
+        """`secrets` are masked in every line written, in any encoding (the session's Settings.secret_set)."""
         self.root = Path(data_dir) / "sessions"
-        self.secrets = tuple(secrets)
+        self.secrets = secrets if isinstance(secrets, SecretSet) else tuple(secrets)
 
     def project_dir(self, cwd: Path | str) -> Path:
         return self.root / project_key(cwd)

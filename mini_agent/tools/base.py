@@ -13,7 +13,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from mini_agent.safety.secrets import SecretSet
 
 Risk = Literal["read", "write", "exec", "network"]
 
@@ -102,6 +105,8 @@ class ToolContext:
     confinement: Any = None
     """The OS sandbox (a `safety.sandbox.Confinement`) the shell command about to run is confined to; None runs
     it outside. Set by the agent around each exec call."""
+    secrets: SecretSet | None = field(default=None, repr=False)
+    """The session's known secrets: read_file adds the values of the credential files it reads."""
 
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""

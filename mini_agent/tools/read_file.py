@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -10,6 +11,7 @@ from typing import Annotated, BinaryIO
 from pydantic import Field
 
 from mini_agent.prompt import system_hint
+from mini_agent.safety.workspace import secret_reason
 from mini_agent.tools._arguments import PathText
 from mini_agent.tools._files import (
     MAX_LINE_CHARS,
@@ -65,6 +67,8 @@ def read_file(
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "read")) from None
     ctx.remember(target)
+    if ctx.secrets is not None and secret_reason(os.path.realpath(target)):
+        ctx.secrets.harvest(target, str(path))  # before the page goes out: the agent masks what it knows
     return page
 
 

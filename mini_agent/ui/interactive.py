@@ -93,7 +93,7 @@ class Repl:
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
-            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secrets))}[/]")
+            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secret_set))}[/]")
         finally:
             warning = self.sessions.after_turn()
             if warning:
@@ -120,7 +120,7 @@ class Repl:
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
-            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secrets))}[/]")
+            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secret_set))}[/]")
         return False
 
     def _commands(self) -> SlashCommands:

@@ -22,7 +22,7 @@ class SessionLifecycle:
         from mini_agent.sessions import SessionStore
 
         self.settings = settings
-        self.store = SessionStore(settings.data_dir, settings.secrets)
+        self.store = SessionStore(settings.data_dir, settings.secret_set)
         self.resume_target = resume
         self.with_undo = undo
         self.writer = None

@@ -63,7 +63,7 @@ def run_once(
         result = agent.run_turn(prompt, stdin)
         status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
     except MiniAgentError as exc:
-        status, error = exc.exit_status, redact(str(exc), settings.secrets)
+        status, error = exc.exit_status, redact(str(exc), settings.secret_set)
     if sessions is not None:
         warning = sessions.after_turn()
         if warning:

@@ -18,7 +18,10 @@ PROTECTIONS = (
     "destructive shell commands ask in every mode but bypass; without a terminal they are refused",
     "writes outside the working directory or to protected places (.git internals, ~/.ssh, shell start-up "
     "files, /etc, the agent's config) ask in every mode but bypass",
-    "reading likely secrets (.env, private keys, cloud credentials) asks unless the mode is auto",
+    "reading likely secrets asks unless the mode is auto; credentials outside the project (~/.ssh, ~/.aws, "
+    "~/.netrc, another .env, ...) ask in auto too",
+    "a call that would send a known secret (the API key, secret variables, values from .env and credential "
+    "files, in any encoding) to the network asks in every mode but bypass, whatever the rules allow",
     "web_fetch to loopback, private, link-local or metadata addresses asks (checked after DNS and on redirects)",
     "only rules from your own config, flags or your answers can open these; a project's config cannot",
 )
@@ -63,6 +66,11 @@ def print_command_check(settings: Settings, command: str, as_json: bool, out: Te
     mode = settings.permission_mode
     sandboxed = _sandbox_present()
     decision = check(ToolCall("bash", "exec", {"command": command}), mode, settings.rules, workspace, sandboxed)
+    if mode != "bypass":  # as the gate does: a command that would send a secret asks
+        from mini_agent.safety.egress import guard
+
+        settings.secret_set.refresh()
+        decision = guard(decision, "bash", {"command": command}, settings.secret_set)
     name, reason = _outcome(decision)
     where = _where(decision)
     if as_json:

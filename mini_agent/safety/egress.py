@@ -1,0 +1,176 @@
+"""Which secret a tool call would send out: the check the gate applies after the policy.
+
+A web_fetch URL is searched for every known secret in every encoding (and once more percent-decoded). A bash
+command counts as sending when it may touch the network (curl, wget, nc, ssh, git push, dig, an interpreter with
+network code, `/dev/tcp`, ... anywhere in the line, inside `bash -c` strings too) and it carries a secret: a known
+value in any encoding, a secret-named variable (`$FOO_TOKEN`, `${AWS_SECRET_ACCESS_KEY}`, `printenv X_TOKEN`),
+a dump of the whole environment (`env`, `/proc/self/environ`), or a likely secret file (`curl -d @.env`,
+`$(cat ~/.ssh/id_rsa)`, `source .env`). The whole line is judged, not one argument: data flows through pipes,
+variables and substitutions. Such a call asks in every mode but bypass, whatever the rules allow.
+
+This works on the command text alone, so it holds whether or not the command later runs in a sandbox.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, unquote_plus, urlsplit
+
+from mini_agent.safety.permissions import Allow, Ask, Deny, Verdict
+from mini_agent.safety.secrets import SecretSet
+from mini_agent.safety.workspace import secret_reason
+from mini_agent.settings import SECRET_NAME
+
+NETWORK_COMMANDS = frozenset(
+    "curl wget nc ncat netcat socat telnet ssh scp sftp rsync ftp tftp lftp http https httpie xh dig nslookup host "
+    "drill whois ping ping6 traceroute nmap openssl aria2c gh aws gcloud gsutil az mail mailx sendmail mutt "
+    "smbclient s3cmd rclone websocat grpcurl".split()
+)
+INTERPRETERS = frozenset("python python2 python3 node nodejs deno bun perl ruby php lua pwsh".split())
+GIT_NETWORK = frozenset("push clone fetch pull remote ls-remote submodule send-email".split())
+NETWORK_CODE = re.compile(
+    r"urllib|requests|http\.client|httpx|aiohttp|socket|urlopen|fetch\s*\(|XMLHttpRequest|net/http|Net::HTTP|"
+    r"LWP|IO::Socket|open-uri|smtplib|ftplib|paramiko|websocket|https?://",
+    re.IGNORECASE,
+)
+# Words that start a command: after a separator, a quote (code in `bash -c "..."`), `$(`, or a keyword.
+_TOKEN = re.compile(r"[^\s;&|(){}<>`\"'=]+")
+_STARTS = set(";&|(){}`\"'=!\n")
+_KEYWORDS = frozenset("do then else elif if while until time ! exec".split())
+_WRAPPERS = frozenset(
+    "sudo env timeout nice nohup command builtin stdbuf xargs watch strace ionice chroot unbuffer flock parallel "
+    "doas su -exec -execdir".split()
+)
+_VARIABLE = re.compile(r"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
+_ENV_READ = re.compile(r"(?:printenv|getenv|environ(?:\.get)?|process\.env|ENV)\W{0,3}([A-Za-z_][A-Za-z0-9_]*)")
+_ENV_DUMP = re.compile(
+    r"(?:^|[;&|(`{]|\$\()\s*(?:env|printenv|set|export\s+-p|declare\s+-\w*[px]\w*)\s*(?=$|[;&|)`}>])"
+    r"|/proc/[^/\s]+/environ|\bos\.environ\b(?!\s*(?:\[|\.get))|\bprocess\.env\b(?!\s*[.\[])|%ENV\b",
+    re.MULTILINE,
+)
+_DESTINATION = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'`;|&)]+|[\w.-]+@[\w.-]+(?=:)")
+
+
+def guard(verdict: Verdict, tool: str, arguments: dict, secrets: SecretSet) -> Verdict:
+    """The policy's verdict, turned into a question when the call would send a secret (a deny stays a deny)."""
+    if isinstance(verdict, Deny):
+        return verdict
+    reason = outgoing(tool, arguments, secrets)
+    if reason is None:
+        return verdict
+    if isinstance(verdict, Allow):
+        return Ask(reason, "sensitive")
+    risk = "destructive" if verdict.risk == "destructive" else "sensitive"
+    return Ask(f"{reason}; {verdict.reason}", risk, (), verdict.classification)
+
+
+def outgoing(tool: str, arguments: dict, secrets: SecretSet) -> str | None:
+    """What secret the call would send and where ("sends the value of FOO_TOKEN (ab…yz) to example.com"), or None."""
+    if tool == "web_fetch":
+        return _fetch(str(arguments.get("url", "")), secrets)
+    if tool == "bash":
+        return _command(str(arguments.get("command", "")), secrets)
+    return None
+
+
+def _fetch(url: str, secrets: SecretSet) -> str | None:
+    found = _known(url, secrets)
+    if not found:
+        return None
+    try:
+        host = urlsplit(url.strip()).hostname or url
+    except ValueError:
+        host = url
+    return f"sends {found} to {host}"
+
+
+def _known(text: str, secrets: SecretSet) -> str | None:
+    """The first known secret in the text, in any encoding, as a human reads it."""
+    for form in dict.fromkeys((text, unquote(text), unquote_plus(text))):
+        hits = secrets.find(form)
+        if hits:
+            hit = hits[0]
+            how = "" if hit.encoding == "raw" else f", {hit.encoding}"
+            return f"{hit.secret.described()}{how}"
+    return None
+
+
+def _command(command: str, secrets: SecretSet) -> str | None:
+    tool = network_command(command)
+    if tool is None:
+        return None
+    what = _known(command, secrets) or _secret_variable(command, secrets) or _secret_file(command)
+    if what is None and _ENV_DUMP.search(command):
+        what = "the whole environment (with every secret variable)"
+    if what is None:
+        return None
+    destination = _DESTINATION.search(command)
+    where = f"to {_host(destination.group())}" if destination else f"over the network ({tool})"
+    return f"sends {what} {where}"
+
+
+def network_command(command: str) -> str | None:
+    """The first command of the line that may touch the network, or None."""
+    wrapped = False
+    previous_end = 0
+    for match in _TOKEN.finditer(command):
+        between = command[previous_end : match.start()]
+        previous_end = match.end()
+        word = match.group()
+        name = word.rsplit("/", 1)[-1]
+        if any(char in between for char in ";&|\n"):
+            wrapped = False  # a new command: a wrapper's reach ends
+        starts = wrapped or not command[: match.start()].strip() or any(char in _STARTS for char in between)
+        starts = starts or "$(" in between or previous_word_is_keyword(command, match.start())
+        if "/dev/tcp/" in word or "/dev/udp/" in word:
+            return word
+        if not starts:
+            continue
+        if name in _WRAPPERS:
+            wrapped = True
+        if name in NETWORK_COMMANDS:
+            return name
+        if name == "git" and GIT_NETWORK & set(_TOKEN.findall(command[match.end() :])):
+            return "git"
+        if name in INTERPRETERS and NETWORK_CODE.search(command):
+            return name
+    return None
+
+
+def previous_word_is_keyword(command: str, position: int) -> bool:
+    before = command[:position].rstrip().rsplit(None, 1)
+    return bool(before) and before[-1] in _KEYWORDS
+
+
+def _secret_variable(command: str, secrets: SecretSet) -> str | None:
+    for name in [*_VARIABLE.findall(command), *_ENV_READ.findall(command)]:
+        known = secrets.named(name)
+        if known is not None:
+            return known.described()
+        if SECRET_NAME.search(name):
+            return f"the value of {name}"
+    return None
+
+
+def _secret_file(command: str) -> str | None:
+    paths = secret_paths(command)
+    return f"the contents of {paths[0]} (a likely secret file)" if paths else None
+
+
+def secret_paths(command: str) -> list[str]:
+    """Words of a command that name a likely secret file (`.env`, `@.env`, `~/.ssh/id_rsa`), as written."""
+    found = []
+    for word in _TOKEN.findall(command):
+        path = word.lstrip("@<").removeprefix("file:")
+        if "://" not in word and path and not path.startswith("-") and secret_reason(path) is not None:
+            found.append(path)
+    return found
+
+
+def _host(destination: str) -> str:
+    if "://" in destination:
+        try:
+            return urlsplit(destination).hostname or destination
+        except ValueError:
+            return destination
+    return destination.rsplit("@", 1)[-1]
