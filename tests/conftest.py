@@ -13,26 +13,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_api import FakeAnthropicAPI  # noqa: E402
+from support import BIN, TEST_KEY  # noqa: E402
 
 from mini_agent.settings import Settings  # noqa: E402
-
-TEST_KEY = "sk-ant-test-SECRET-0123456789"
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
-BIN = Path(sys.executable).parent / "mini-agent"
 
 # Nothing in the test suite may reach a real model: no real key, and an unreachable loopback default.
 for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL"):
     os.environ.pop(variable, None)
 os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
-
-
-def alive(pid: int) -> bool:
-    """Whether a process exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def require_loopback(url: str) -> str:

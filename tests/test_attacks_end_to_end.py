@@ -17,8 +17,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import TEST_KEY
 from fake_api import answer, tool_use
+from support import TEST_KEY
 from trees import make_repo, snapshot
 
 from mini_agent.safety.sandbox import ENV_VARIABLE, mechanism

@@ -9,8 +9,8 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, TEST_KEY, alive
 from fake_api import answer, failure, tool_use
+from support import BIN, TEST_KEY, alive
 
 from mini_agent import __version__
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TEST_KEY
+from support import TEST_KEY
 
 from mini_agent.config import PRESETS, resolve
 from mini_agent.errors import ConfigError

@@ -7,8 +7,8 @@ import time
 
 import pexpect
 import pytest
-from conftest import BIN, TEST_KEY, alive
 from fake_api import answer, tool_use
+from support import BIN, TEST_KEY, alive
 
 
 def spawn(api, cwd, *args: str) -> pexpect.spawn:

@@ -6,8 +6,8 @@ import json
 import socket
 
 import pytest
-from conftest import FIXTURES, TEST_KEY
 from fake_api import answer, cut, failure, replay, thinking, tool_use
+from support import FIXTURES, TEST_KEY
 
 from mini_agent.errors import ProviderError
 from mini_agent.events import ReplyDiscarded, TextDelta

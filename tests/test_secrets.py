@@ -7,8 +7,8 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import TEST_KEY
 from fake_api import answer, tool_use
+from support import TEST_KEY
 from web_server import WebServer
 
 from mini_agent.settings import from_environment, secret_values

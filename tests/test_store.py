@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import TEST_KEY
 from conversation import pairing_problems
 from fake_api import answer, tool_use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import TEST_KEY
 
 from mini_agent.agent import Agent
 from mini_agent.context import P0, P1, ContextBlock, Ledger

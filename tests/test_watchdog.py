@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import BIN, TEST_KEY, alive
 from fake_api import answer, tool_use
+from support import BIN, TEST_KEY, alive
 
 HARNESS = Path(__file__).parent / "tools" / "bash_harness.py"
 # A loop in the command's own group, and one that left it with setsid (found by the token in its environment).

@@ -1,0 +1,23 @@
+"""Constants and helpers the tests share, importable by name from any test directory.
+
+(`from conftest import ...` resolves to whichever conftest module was imported first, which differs between
+`pytest tests` and `pytest tests/tools tests`; this module has one name.)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+TEST_KEY = "sk-ant-test-SECRET-0123456789"
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+BIN = Path(sys.executable).parent / "mini-agent"
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
