@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from mini_agent.safety.shell import destructive, find, git, inline, readonly, scripts, syntax, writes
+from mini_agent.safety.shell import destructive, find, git, inline, readonly, runtime, scripts, syntax, writes
 from mini_agent.safety.shell.commands import Assignment, Command
 from mini_agent.safety.shell.fallback import destructive_shape
 from mini_agent.safety.shell.paths import Place
@@ -136,6 +136,7 @@ class _Checker:
             found.verdicts.append(read_only(f"read-only: {render(words[:1])} sets shell variables"))
         elif words:
             name = self._words(words, command, functions, depth, found)
+        found.verdicts += runtime.evaluation_verdicts(command, name or render(words[:1]), words[1:])
         for script in found.code:
             if script.value is None:
                 found.verdicts.append(Verdict("destructive", f"runs code built at run time ({script.text})"))
@@ -170,6 +171,7 @@ class _Checker:
                 Verdict("destructive", "the command's name is computed at run time, so it cannot be checked")
             )
         else:
+            found.verdicts += runtime.verdicts(inner, name)
             found.verdicts += self._rules(name, inner[1:], command, functions, found.code, depth)
         return name
 
