@@ -345,7 +345,6 @@ ORDINARY = [
     "sed -n 's/a/b/w out.txt' file.txt",
     "awk '{print $1}' file.txt",
     "find . -name '*.pyc' -delete",
-    "find . -name '*.o' -exec rm {} \\;",
     "cat .env",
     "head ~/.ssh/id_rsa",
     "grep KEY .env",
@@ -447,7 +446,7 @@ OBFUSCATED = [
     ("$'\\x73\\x75\\x64\\x6f' reboot", "destructive"),
     ("r\\m -r\\f ~", "destructive"),
     ("x=ls; x=rm; $x -rf /", "destructive"),
-    ("echo 'rm -rf /' > x.sh && bash x.sh", "ordinary"),
+    ("echo 'rm -rf /' > x.sh && bash x.sh", "destructive"),
     ("echo 'rm -rf /'", "read-only"),
 ]
 

@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from mini_agent.safety.shell import destructive, find, git, inline, readonly, runtime, scripts, syntax, writes
+from mini_agent.safety.shell import (
+    destructive,
+    escapes,
+    find,
+    git,
+    inline,
+    links,
+    readonly,
+    runtime,
+    scripts,
+    syntax,
+    writes,
+)
 from mini_agent.safety.shell.commands import Assignment, Command
 from mini_agent.safety.shell.fallback import destructive_shape
 from mini_agent.safety.shell.paths import Place
@@ -129,6 +141,7 @@ class _Checker:
         found.settings(command.assignments, bare=not command.words or command.declaration)
         safe_settings = not found.verdicts
         found.verdicts += writes.redirect_verdicts(command.redirects, self.place)
+        found.verdicts += escapes.redirect_verdicts(command.redirects)
         if command.assignments and safe_settings and command.words and not command.declaration:
             found.forms.append(_text(replace(command, assignments=())))  # `LC_ALL=C sort x` is also `sort x`
         name: str | None = None
@@ -193,6 +206,7 @@ class _Checker:
             verdicts += runs.verdicts
             code += runs.scripts
         verdicts += destructive.verdicts(name, arguments, place)
+        verdicts += escapes.verdicts(name, arguments, place)
         verdicts += writes.verdicts(name, arguments, place)
         if name == "git":
             verdicts += git.verdicts(arguments, place)
@@ -209,6 +223,7 @@ class _Checker:
             if listed.reason == readonly.NOT_LISTED and name in functions:
                 listed = read_only(f"runs the function {name}, whose commands are checked on their own")
             verdicts.append(listed)
+        self.place = links.after(name, arguments, self.place)
         return verdicts
 
     def _move(self, name: str, words: tuple[Word, ...]) -> None:

@@ -90,20 +90,42 @@ def scripts(arguments: tuple[Word, ...]) -> list[Word]:
         if operands and operands[0].value in ("set", "add"):
             operands = operands[1:]
         if len(operands) >= 2 and COMMAND_KEYS.fullmatch((operands[0].value or "").lower()):
-            value = operands[1].value
-            found.append(Word(operands[1].text, value[1:] if value and value.startswith("!") else value))
+            found.append(_code((operands[0].value or "").lower(), operands[1]))
     for setting in git.configs:
         key, _, value = (setting.value or "").partition("=")
         if setting.value is None:
             found.append(Word(setting.text, None))
         elif COMMAND_KEYS.fullmatch(key.lower()):
-            found.append(Word(setting.text, value[1:] if value.startswith("!") else value))
+            found.append(_code(key.lower(), Word(setting.text, value)))
     found += [Word(f"--config-env={key}", None) for key in git.from_environment if COMMAND_KEYS.fullmatch(key.lower())]
     return found
 
 
+def _code(key: str, value: Word) -> Word:
+    """The shell code a command-valued setting runs: an alias without `!` runs git itself (`clean -fdx`)."""
+    text = value.value
+    if text is not None and text.startswith("!"):
+        return Word(value.text, text[1:])
+    if key.startswith("alias.") and text is not None:
+        return Word(value.text, "git " + text)
+    return value
+
+
+def _hooks(git: Invocation) -> list[Verdict]:
+    """`core.hooksPath` set on the command line or stored: git then runs whatever scripts that folder holds."""
+    keys = [(setting.value or "").partition("=")[0].lower() for setting in git.configs]
+    if git.subcommand is not None and git.subcommand.value == "config":
+        keys += [(word.value or "").lower() for word in git.arguments if not (word.value or "").startswith("-")]
+    if "core.hookspath" in keys:
+        return [destructive("core.hooksPath makes git run the scripts of another folder as hooks")]
+    return []
+
+
 def verdicts(arguments: tuple[Word, ...], place: Place) -> list[Verdict]:
     git = invocation(arguments)
+    hooks = _hooks(git)
+    if hooks:
+        return hooks
     if git.subcommand is None:
         return [read_only("read-only: git without a subcommand")]
     sub = git.subcommand.value

@@ -74,6 +74,10 @@ class Place:
     def lost(self) -> Place:
         return replace(self, cwd_known=False)
 
+    def linked(self, link: Path, target: Path) -> Place:
+        """The place after a command creates `link` pointing at `target`: later paths through it follow it."""
+        return replace(self, workspace=self.workspace.linked(link, target))
+
 
 def _absolute(value: str) -> bool:
     return value.startswith(("/", "~"))
