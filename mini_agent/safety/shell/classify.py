@@ -15,6 +15,7 @@ from mini_agent.safety.shell import (
     find,
     git,
     inline,
+    interpreters,
     links,
     readonly,
     runtime,
@@ -150,11 +151,12 @@ class _Checker:
         elif words:
             name = self._words(words, command, functions, depth, found)
         found.verdicts += runtime.evaluation_verdicts(command, name or render(words[:1]), words[1:])
-        for script in found.code:
+        for script in [*found.code, *found.hidden]:
             if script.value is None:
                 found.verdicts.append(Verdict("destructive", f"runs code built at run time ({script.text})"))
                 continue
-            found.forms.append(script.value.strip())
+            if script in found.code:  # interpreter strings are checked, but are no form for permission rules
+                found.forms.append(script.value.strip())
             found.verdicts += self.script(script.value, depth + 1, command.upstream if command.piped else None)
         verdict = worst(found.verdicts) or read_only("only sets variables" if command.assignments else "only redirects")
         text = _text(command)
@@ -185,7 +187,7 @@ class _Checker:
             )
         else:
             found.verdicts += runtime.verdicts(inner, name)
-            found.verdicts += self._rules(name, inner[1:], command, functions, found.code, depth)
+            found.verdicts += self._rules(name, inner[1:], command, functions, found, depth)
         return name
 
     def _rules(
@@ -194,10 +196,11 @@ class _Checker:
         arguments: tuple[Word, ...],
         command: Command,
         functions: frozenset[str],
-        code: list[Word],
+        found: _Findings,
         depth: int,
     ) -> list[Verdict]:
         place = self.place
+        code, hidden = found.code, found.hidden
         verdicts: list[Verdict] = []
         if command.function == name and (command.in_pipeline or command.background):
             verdicts.append(Verdict("destructive", f"fork bomb: {name} starts copies of itself without end"))
@@ -205,6 +208,10 @@ class _Checker:
         if runs is not None:
             verdicts += runs.verdicts
             code += runs.scripts
+        seen = interpreters.inline(name, arguments, place)
+        if seen is not None:
+            verdicts += seen.verdicts
+            hidden += seen.shell
         verdicts += destructive.verdicts(name, arguments, place)
         verdicts += escapes.verdicts(name, arguments, place)
         verdicts += writes.verdicts(name, arguments, place)
@@ -241,6 +248,8 @@ class _Findings:
     verdicts: list[Verdict]
     code: list[Word] = field(default_factory=list)
     """Shell code the command runs (`bash -c`, PAGER=..., git -c core.pager=...), checked as scripts."""
+    hidden: list[Word] = field(default_factory=list)
+    """Shell code found inside interpreter code or a script file: checked, but not a form for rules."""
     forms: list[str] = field(default_factory=list)
 
     def settings(self, assignments: tuple[Assignment, ...], bare: bool) -> None:
