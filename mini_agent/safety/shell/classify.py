@@ -20,6 +20,7 @@ from mini_agent.safety.shell import (
     readonly,
     runtime,
     scripts,
+    session,
     syntax,
     writes,
 )
@@ -161,6 +162,7 @@ class _Checker:
         verdict = worst(found.verdicts) or read_only("only sets variables" if command.assignments else "only redirects")
         text = _text(command)
         self.parts.append(Part(text, verdict.kind, verdict.reason, tuple(dict.fromkeys([text, *found.forms]))))
+        self.place = self.place.wrote(writes.targets("", (), command.redirects))
         if name in ("cd", "pushd", "popd"):  # even in a pipeline or subshell: the views keep the old directory
             self._move(name, words)
 
@@ -187,19 +189,19 @@ class _Checker:
             )
         else:
             found.verdicts += runtime.verdicts(inner, name)
-            found.verdicts += self._rules(name, inner[1:], command, functions, found, depth)
+            found.verdicts += self._rules(name, inner, command, functions, found, depth)
         return name
 
     def _rules(
         self,
         name: str,
-        arguments: tuple[Word, ...],
+        inner: tuple[Word, ...],
         command: Command,
         functions: frozenset[str],
         found: _Findings,
         depth: int,
     ) -> list[Verdict]:
-        place = self.place
+        place, arguments = self.place, inner[1:]
         code, hidden = found.code, found.hidden
         verdicts: list[Verdict] = []
         if command.function == name and (command.in_pipeline or command.background):
@@ -208,10 +210,10 @@ class _Checker:
         if runs is not None:
             verdicts += runs.verdicts
             code += runs.scripts
-        seen = interpreters.inline(name, arguments, place)
-        if seen is not None:
-            verdicts += seen.verdicts
-            hidden += seen.shell
+        for seen in (interpreters.inline(name, arguments, place), session.runs(inner[0], name, arguments, place)):
+            if seen is not None:
+                verdicts += seen.verdicts
+                hidden += seen.shell
         verdicts += destructive.verdicts(name, arguments, place)
         verdicts += escapes.verdicts(name, arguments, place)
         verdicts += writes.verdicts(name, arguments, place)
@@ -230,7 +232,7 @@ class _Checker:
             if listed.reason == readonly.NOT_LISTED and name in functions:
                 listed = read_only(f"runs the function {name}, whose commands are checked on their own")
             verdicts.append(listed)
-        self.place = links.after(name, arguments, self.place)
+        self.place = links.after(name, arguments, self.place).wrote(writes.targets(name, arguments, ()))
         return verdicts
 
     def _move(self, name: str, words: tuple[Word, ...]) -> None:

@@ -45,6 +45,8 @@ class Place:
     elsewhere: tuple[Path, ...] = ()
     """Other directories the shell may be in."""
     cwd_known: bool = True
+    written: frozenset[Path] = frozenset()
+    """Files that earlier parts of the command write (resolved): running one runs code not yet visible."""
 
     def known(self, word: Word) -> bool:
         """Whether the path a word names can be worked out before running."""
@@ -73,6 +75,11 @@ class Place:
 
     def lost(self) -> Place:
         return replace(self, cwd_known=False)
+
+    def wrote(self, words: list[Word]) -> Place:
+        """The place after a command writes these files."""
+        paths = {self.views(word)[0].resolve(word.value or "") for word in words[:64] if self.known(word)}
+        return replace(self, written=self.written | paths) if paths else self
 
     def linked(self, link: Path, target: Path) -> Place:
         """The place after a command creates `link` pointing at `target`: later paths through it follow it."""

@@ -1,0 +1,153 @@
+"""Running a file the agent wrote runs what it wrote: scripts, Makefile recipes and package.json scripts.
+
+`./x.sh`, `bash x.sh`, `source x.sh`, `python x.py`, `make TARGET` and `npm run X` (also yarn, pnpm, bun) are
+judged by the content they run when that file was written or changed during this session: its ctime is at or
+after the session's start (`touch -d` cannot set a ctime back). Files older than the session are the project's
+own and keep the ordinary verdict. A file that an earlier part of the same command writes
+(`echo 'rm -rf ~' > c.sh && bash c.sh`) cannot be read yet: running it runs code built at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mini_agent.safety.shell import interpreters, makefile
+from mini_agent.safety.shell.argv import parse
+from mini_agent.safety.shell.paths import Place
+from mini_agent.safety.shell.scripts import SHELLS
+from mini_agent.safety.shell.verdict import Verdict, destructive
+from mini_agent.safety.shell.words import Word
+
+SIZE_LIMIT = 256 * 1024
+"""Largest file read; a bigger one written this session is not read, so running it stays ordinary."""
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+MAKE_VALUES = {"-f", "--file", "--makefile", "-C", "--directory", "-I", "--include-dir", "-j", "--jobs", "-o", "-W"}
+PACKAGE_RUNNERS = {"npm", "yarn", "pnpm", "bun"}
+# Subcommands of the package managers that are not scripts (yarn and pnpm run `yarn X` as `yarn run X`).
+MANAGER_COMMANDS = set(
+    "add remove install i ci uninstall update upgrade link unlink publish pack init create exec dlx x info why "
+    "list ls outdated audit config cache login logout version help view whoami dedupe prune rebuild store "
+    "import patch bin root".split()
+)
+LIFECYCLE = {"test": "test", "t": "test", "start": "start", "stop": "stop", "restart": "restart"}
+INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"]
+
+
+@dataclass
+class Ran:
+    verdicts: list[Verdict] = field(default_factory=list)
+    shell: list[Word] = field(default_factory=list)
+    """Shell code from the files, to be checked as scripts."""
+
+
+def runs(first: Word, name: str, arguments: tuple[Word, ...], place: Place) -> Ran | None:
+    """What running a session-written file means, or None when no such file is run."""
+    if name == "make":
+        return _make(arguments, place)
+    if name in PACKAGE_RUNNERS:
+        return _package(name, arguments, place)
+    script: Word | None = None
+    language = "shell"
+    if first.value is not None and "/" in first.value and name not in SHELLS:
+        script = first
+    elif name in SHELLS or name in ("source", "."):
+        script = _first_operand(arguments, stop_at="-c")
+    elif interpreters.language(name) == "python":
+        script = _first_operand(arguments, stop_at="-c", not_with="-m")
+        language = "python"
+    if script is None:
+        return None
+    return _file(script, place, language)
+
+
+def _first_operand(arguments: tuple[Word, ...], stop_at: str, not_with: str | None = None) -> Word | None:
+    for word in arguments:
+        value = word.value
+        if value is None:
+            return None
+        if value in (stop_at, not_with) or (value.startswith("-") and stop_at[1:] in value[1:] and len(value) < 6):
+            return None
+        if not value.startswith(("-", "+")):
+            return word
+    return None
+
+
+def _file(script: Word, place: Place, language: str) -> Ran | None:
+    found = _read(script, place)
+    if found is None or isinstance(found, Ran):
+        return found
+    path, text = found
+    if text.startswith("#!") and "python" in text.split("\n", 1)[0]:
+        language = "python"
+    ran = Ran()
+    if language == "python":
+        judged = interpreters.judge("python", text, place)
+        ran.verdicts, ran.shell = judged.verdicts, judged.shell
+    else:
+        ran.shell.append(Word(str(path), text))
+    return ran
+
+
+def _read(word: Word, place: Place) -> tuple[Path, str] | Ran | None:
+    """The file's text when it was written this session; a destructive Ran when this command writes it first."""
+    if not place.known(word):
+        return None
+    path = place.views(word)[0].resolve(word.value or "")
+    if path in place.written:
+        return Ran(
+            [destructive(f"runs {word.shown}, which an earlier part of this command writes (code built at run time)")]
+        )
+    try:
+        status = os.stat(path)
+        if status.st_ctime < place.workspace.session_started or status.st_size > SIZE_LIMIT or not path.is_file():
+            return None
+        return path, path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def _make(arguments: tuple[Word, ...], place: Place) -> Ran | None:
+    args = parse(arguments, MAKE_VALUES)
+    directory = args.value("-C", "--directory")
+    base = (directory[0].value or ".") if directory else "."
+    files = args.value("-f", "--file", "--makefile")
+    candidates = [Word(f.text, f.value) for f in files] or [Word(n, f"{base}/{n}") for n in MAKEFILES]
+    goals = [word.value for word in args.operands if word.value and "=" not in word.value]
+    for candidate in candidates:
+        found = _read(candidate, place)
+        if isinstance(found, Ran):
+            return found
+        if found is not None:
+            lines = makefile.recipes(found[1], goals)
+            return Ran(shell=[Word(line, line) for line in lines if line])
+    return None
+
+
+def _package(name: str, arguments: tuple[Word, ...], place: Place) -> Ran | None:
+    values = [word.value for word in arguments]
+    if not values or values[0] is None:
+        return None
+    first, rest = values[0], values[1:]
+    if first in ("run", "run-script", "rum", "urn"):
+        scripts = [rest[0]] if rest and rest[0] else []
+    elif first in LIFECYCLE:
+        scripts = [LIFECYCLE[first]]
+    elif first in ("install", "i", "ci") and not [v for v in rest if v and not v.startswith("-")]:
+        scripts = INSTALL_SCRIPTS
+    elif name != "npm" and first not in MANAGER_COMMANDS and not first.startswith("-"):
+        scripts = [first]
+    else:
+        return None
+    found = _read(Word("package.json", "package.json"), place)
+    if found is None or isinstance(found, Ran):
+        return found
+    try:
+        table = json.loads(found[1]).get("scripts") or {}
+    except (ValueError, AttributeError):
+        return None
+    names = [f"{prefix}{script}" for script in scripts for prefix in ("pre", "", "post")]
+    lines = [table[key] for key in names if isinstance(table.get(key), str)]
+    return Ran(shell=[Word(line, line) for line in lines])
