@@ -346,7 +346,6 @@ ORDINARY = [
     "awk '{print $1}' file.txt",
     "find . -name '*.pyc' -delete",
     "cat .env",
-    "head ~/.ssh/id_rsa",
     "grep KEY .env",
     "cat credentials.json",
     "cat < .env",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from mini_agent.safety.shell import (
+    credentials,
     destructive,
     escapes,
     find,
@@ -17,6 +18,7 @@ from mini_agent.safety.shell import (
     inline,
     interpreters,
     links,
+    outputs,
     readonly,
     runtime,
     scripts,
@@ -26,7 +28,7 @@ from mini_agent.safety.shell import (
 )
 from mini_agent.safety.shell.commands import Assignment, Command
 from mini_agent.safety.shell.fallback import destructive_shape
-from mini_agent.safety.shell.paths import Place
+from mini_agent.safety.shell.paths import Place, write_verdict
 from mini_agent.safety.shell.verdict import Kind, Verdict, ordinary, read_only, worst
 from mini_agent.safety.shell.words import Word
 from mini_agent.safety.shell.wrappers import command_name, unwrap
@@ -144,6 +146,12 @@ class _Checker:
         safe_settings = not found.verdicts
         found.verdicts += writes.redirect_verdicts(command.redirects, self.place)
         found.verdicts += escapes.redirect_verdicts(command.redirects)
+        found.verdicts += [
+            verdict
+            for redirect in command.redirects
+            if redirect.operator in ("<", "<>") and redirect.target is not None
+            if (verdict := credentials.outside(redirect.target, self.place)) is not None
+        ]
         if command.assignments and safe_settings and command.words and not command.declaration:
             found.forms.append(_text(replace(command, assignments=())))  # `LC_ALL=C sort x` is also `sort x`
         name: str | None = None
@@ -216,13 +224,18 @@ class _Checker:
                 hidden += seen.shell
         verdicts += destructive.verdicts(name, arguments, place)
         verdicts += escapes.verdicts(name, arguments, place)
+        verdicts += credentials.verdicts(name, arguments, place)
         verdicts += writes.verdicts(name, arguments, place)
+        produced = outputs.targets(name, arguments)
+        verdicts += [verdict for target in produced if (verdict := write_verdict(target, place)) is not None]
         if name == "git":
             verdicts += git.verdicts(arguments, place)
             code += git.scripts(arguments)
         elif name == "find":
             plan = find.plan(arguments, place)
             verdicts += plan.verdicts
+            if plan.commands:  # `find . -exec cat {} +` reads every file it reaches
+                verdicts += [v for start in plan.starts if (v := credentials.tree_verdict(start, place))][:1]
             for written, filled in plan.commands:
                 if written:
                     nested = replace(command, words=written, assignments=(), redirects=())
@@ -232,7 +245,7 @@ class _Checker:
             if listed.reason == readonly.NOT_LISTED and name in functions:
                 listed = read_only(f"runs the function {name}, whose commands are checked on their own")
             verdicts.append(listed)
-        self.place = links.after(name, arguments, self.place).wrote(writes.targets(name, arguments, ()))
+        self.place = links.after(name, arguments, self.place).wrote(writes.targets(name, arguments, ()) + produced)
         return verdicts
 
     def _move(self, name: str, words: tuple[Word, ...]) -> None:

@@ -36,6 +36,7 @@ class Plan:
     verdicts: list[Verdict] = field(default_factory=list)
     commands: list[tuple[tuple[Word, ...], tuple[Word, ...]]] = field(default_factory=list)
     """(as written, with `{}` filled in) for each command the expression runs."""
+    starts: list[Word] = field(default_factory=list)
 
 
 def plan(arguments: tuple[Word, ...], place: Place) -> Plan:
@@ -49,6 +50,7 @@ def plan(arguments: tuple[Word, ...], place: Place) -> Plan:
         index += 1
     expression = arguments[index:]
     starts = starts or [literal(".")]
+    result.starts = starts
     filtered = _filtered(expression)
     names = _names(expression)
     reached = [_reached(start, filtered, names) for start in starts]
