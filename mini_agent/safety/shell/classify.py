@@ -97,6 +97,10 @@ def _classify(command: str, workspace: Workspace) -> Classification:
         return _unchecked(command, "contains a NUL byte")
     checker = _Checker(Place(workspace))
     whole = checker.script(command, depth=0, stdin=None)
+    if runtime.LOOKALIKES.search(command):  # the grammar may split where bash does not (a CR between words)
+        odd = worst(runtime.lookalikes((Word(command, command),)))
+        if odd is not None:
+            checker.parts.append(Part(" ".join(command.split()), odd.kind, odd.reason, (" ".join(command.split()),)))
     parts = tuple(checker.parts)
     # A parse failure comes first among equals: "could not be fully parsed" says more than any one part.
     verdict = worst([*whole, *(Verdict(part.kind, part.reason) for part in parts)])
@@ -122,6 +126,8 @@ class _Checker:
         self.place = place
         self.parts: list[Part] = []
         self.parsed = True
+        self.code_seen = False
+        """A variable set earlier on this command line holds code (`x='$(...)'`), for `eval` and `bash -c` too."""
 
     def script(self, source: str, depth: int, stdin: tuple[Command, ...] | None) -> list[Verdict]:
         """Check every command of a script; return what applies to the script as a whole."""
@@ -159,7 +165,8 @@ class _Checker:
             found.verdicts.append(read_only(f"read-only: {render(words[:1])} sets shell variables"))
         elif words:
             name = self._words(words, command, functions, depth, found)
-        found.verdicts += runtime.evaluation_verdicts(command, name or render(words[:1]), words[1:])
+        self.code_seen = self.code_seen or command.code_in_variables
+        found.verdicts += runtime.evaluation_verdicts(command, name or render(words[:1]), words[1:], self.code_seen)
         for script in [*found.code, *found.hidden]:
             if script.value is None:
                 found.verdicts.append(Verdict("destructive", f"runs code built at run time ({script.text})"))

@@ -23,6 +23,8 @@ NAME_TAKERS = {
     "readarray", "let", "getopts", "wait", "compgen",
 }  # fmt: skip
 CODE = re.compile(r"\$\(|`|\$\{|\$[A-Za-z_]")
+VISIBLE = "with code in it"
+"""Marks a reason whose evaluated text visibly holds code: that is destructive, not merely ordinary."""
 
 
 def evaluates(node: Node, text: Callable[[Node], str]) -> str | None:
@@ -66,7 +68,8 @@ def _tests(node: Node, text: Callable[[Node], str]) -> str | None:
         if operator in ARITHMETIC_TESTS and any(child.type != "number" for child in operands):
             return f"[[ {operator} ]] evaluates its operands as arithmetic"
         if operator == "-v" and any("[" in text(child) for child in operands):
-            return "[[ -v ]] evaluates an array subscript"
+            visible = any(CODE.search(text(child).partition("[")[2]) for child in operands)
+            return f"-v evaluates an array subscript{' ' + VISIBLE if visible else ''}"
     return next((found for child in node.named_children if (found := _tests(child, text))), None)
 
 

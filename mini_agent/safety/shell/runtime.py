@@ -94,8 +94,11 @@ def lookalikes(words: tuple[Word, ...]) -> list[Verdict]:
     return [ordinary("has characters that look like spaces (or nothing) but do not split words")]
 
 
-def evaluation_verdicts(command: Command, name: str | None, arguments: tuple[Word, ...]) -> list[Verdict]:
-    """Values evaluated as code: never read-only; destructive when the code evaluated is visible."""
+def evaluation_verdicts(
+    command: Command, name: str | None, arguments: tuple[Word, ...], code_seen: bool = False
+) -> list[Verdict]:
+    """Values evaluated as code: never read-only; destructive when the code evaluated is visible (in the
+    evaluated text, or in a variable of this command line: `code_seen`)."""
     found: list[Verdict] = []
     reason = command.evaluates
     if name is not None:
@@ -104,7 +107,7 @@ def evaluation_verdicts(command: Command, name: str | None, arguments: tuple[Wor
             found.append(destructive(f"runs code built at run time: {taken[0]}"))
         elif taken is not None:
             reason = reason or taken[0]
-    if reason and command.code_in_variables:
+    if reason and (command.code_in_variables or code_seen or evaluation.VISIBLE in reason):
         found.append(destructive(f"runs code built at run time: {reason}, and a variable here holds code"))
     elif reason:
         found.append(ordinary(f"{reason}, which can run code"))
