@@ -98,7 +98,7 @@ def _read(word: Word, place: Place) -> tuple[Path, str] | Ran | None:
     path = place.views(word)[0].resolve(word.value or "")
     if path in place.written:
         return Ran(
-            [destructive(f"runs {word.shown}, which an earlier part of this command writes (code built at run time)")]
+            [destructive(f"runs code built at run time: {word.shown} is written by an earlier part of the command")]
         )
     try:
         status = os.stat(path)
