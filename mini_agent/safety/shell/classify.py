@@ -177,7 +177,7 @@ class _Checker:
         verdict = worst(found.verdicts) or read_only("only sets variables" if command.assignments else "only redirects")
         text = _text(command)
         self.parts.append(Part(text, verdict.kind, verdict.reason, tuple(dict.fromkeys([text, *found.forms]))))
-        self.place = self.place.wrote(writes.targets("", (), command.redirects))
+        self.place = replace(self.place.wrote(writes.targets("", (), command.redirects)), ran_before=True)
         if name in ("cd", "pushd", "popd"):  # even in a pipeline or subshell: the views keep the old directory
             self._move(name, words)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from mini_agent.safety.shell import argv
 from mini_agent.safety.shell.paths import Place
 from mini_agent.safety.shell.words import Word
+from mini_agent.safety.workspace import Workspace
 
 VALUES = {"-t", "--target-directory", "-S", "--suffix"}
 UNKNOWN = Path("/")
@@ -36,16 +37,18 @@ def after(name: str, arguments: tuple[Word, ...], place: Place) -> Place:
     else:
         pairs = [(source, operands[-1], len(operands) > 2) for source in operands[:-1]]
     for source, destination, into in pairs[:32]:
-        link = _link(source, destination, into, place)
-        if link is not None:
-            place = place.linked(link, _target(source, link, symbolic, place))
+        for view in place.views(Word(".", ".")):  # from every directory the shell may be in
+            link = _link(source, destination, into, place, view)
+            if link is not None:
+                place = place.linked(link, _target(source, link, symbolic, place, view))
     return place
 
 
-def _link(source: Word, destination: Word, into: bool, place: Place) -> Path | None:
+def _link(source: Word, destination: Word, into: bool, place: Place, view: Workspace) -> Path | None:
     if not place.known(destination):
         return None
-    view = place.views(destination)[0]
+    if (destination.value or "").startswith(("/", "~")):
+        view = place.workspace
     path = view.resolve(destination.value or ".")
     if into or path.is_dir() or (destination.value or "").endswith("/"):  # `ln -s ~ dir/` makes dir/<source's name>
         name = os.path.basename((source.value or "").rstrip("/"))
@@ -55,11 +58,10 @@ def _link(source: Word, destination: Word, into: bool, place: Place) -> Path | N
     return path
 
 
-def _target(source: Word, link: Path, symbolic: bool, place: Place) -> Path:
+def _target(source: Word, link: Path, symbolic: bool, place: Place, view: Workspace) -> Path:
     value = source.value
     if value is None or not place.known(source):
         return UNKNOWN
-    view = place.views(source)[0]
     if symbolic and not value.startswith(("/", "~")):  # a relative symlink points from the link's folder
         return view.through_links(Path(os.path.realpath(link.parent / value)))
     return view.resolve(value)

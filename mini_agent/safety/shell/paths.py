@@ -47,6 +47,8 @@ class Place:
     cwd_known: bool = True
     written: frozenset[Path] = frozenset()
     """Files that earlier parts of the command write (resolved): running one runs code not yet visible."""
+    ran_before: bool = False
+    """Other parts of the command run before the one being judged (a script missing now may be made by them)."""
 
     def known(self, word: Word) -> bool:
         """Whether the path a word names can be worked out before running."""
@@ -71,7 +73,7 @@ class Place:
         others = tuple(dict.fromkeys(path for path in [*destinations[1:], *current] if path != destinations[0]))
         if len(others) >= VIEWS_LIMIT:
             return self.lost()
-        return Place(replace(self.workspace, cwd=destinations[0]), others, self.cwd_known)
+        return replace(self, workspace=replace(self.workspace, cwd=destinations[0]), elsewhere=others)
 
     def lost(self) -> Place:
         return replace(self, cwd_known=False)

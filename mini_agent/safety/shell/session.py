@@ -91,22 +91,30 @@ def _file(script: Word, place: Place, language: str) -> Ran | None:
     return ran
 
 
-def _read(word: Word, place: Place) -> tuple[Path, str] | Ran | None:
-    """The file's text when it was written this session; a destructive Ran when this command writes it first."""
+def _read(word: Word, place: Place, missing_runs: bool = True) -> tuple[Path, str] | Ran | None:
+    """The file's text when it was written this session; a destructive Ran when this command writes it first
+    (or, with `missing_runs`, when it does not exist yet although other parts of the command run before)."""
     if not place.known(word):
         return None
     path = place.views(word)[0].resolve(word.value or "")
     if path in place.written:
-        return Ran(
-            [destructive(f"runs code built at run time: {word.shown} is written by an earlier part of the command")]
-        )
+        return _unseen(f"{word.shown} is written by an earlier part of the command")
     try:
         status = os.stat(path)
-        if status.st_ctime < place.workspace.session_started or status.st_size > SIZE_LIMIT or not path.is_file():
-            return None
+    except OSError:
+        if missing_runs and place.ran_before and not path.exists():
+            return _unseen(f"{word.shown} does not exist yet, so an earlier part of the command must make it")
+        return None
+    if status.st_ctime < place.workspace.session_started or status.st_size > SIZE_LIMIT or not path.is_file():
+        return None
+    try:
         return path, path.read_text(errors="replace")
     except OSError:
         return None
+
+
+def _unseen(why: str) -> Ran:
+    return Ran([destructive(f"runs code built at run time: {why}")])
 
 
 def _make(arguments: tuple[Word, ...], place: Place) -> Ran | None:
@@ -117,12 +125,15 @@ def _make(arguments: tuple[Word, ...], place: Place) -> Ran | None:
     candidates = [Word(f.text, f.value) for f in files] or [Word(n, f"{base}/{n}") for n in MAKEFILES]
     goals = [word.value for word in args.operands if word.value and "=" not in word.value]
     for candidate in candidates:
-        found = _read(candidate, place)
+        found = _read(candidate, place, missing_runs=False)
         if isinstance(found, Ran):
             return found
         if found is not None:
             lines = makefile.recipes(found[1], goals)
             return Ran(shell=[Word(line, line) for line in lines if line])
+    known = [c for c in candidates if place.known(c)]
+    if place.ran_before and known and not any(place.views(c)[0].resolve(c.value or "").exists() for c in known):
+        return _unseen("there is no Makefile yet, so an earlier part of the command must make it")
     return None
 
 

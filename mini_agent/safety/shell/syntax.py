@@ -192,12 +192,26 @@ class _Walker:
     def _variable_assignments(self, node: Node, context: _Context) -> list[Command]:
         return self._bare(list(node.named_children), context)
 
+    def _glued(self, node: Node, context: _Context) -> list[Command] | None:
+        """`export$x ...`: an expansion glued to the keyword makes a name only known at run time."""
+        children = node.children
+        if len(children) < 2 or children[1].start_byte != children[0].end_byte:
+            return None
+        found = self._nested(node, context)
+        return found + self._record([Word(self.text(node), None, expanded=True)], context)
+
     def _declaration_command(self, node: Node, context: _Context) -> list[Command]:
+        glued = self._glued(node, context)
+        if glued is not None:
+            return glued
         arguments = [child for child in node.named_children if child.type != "variable_assignment"]
         words = [literal(self.text(node.children[0])), *self._names(arguments)]
         return self._bare(list(node.named_children), context, words, declaration=True)
 
     def _unset_command(self, node: Node, context: _Context) -> list[Command]:
+        glued = self._glued(node, context)
+        if glued is not None:
+            return glued
         found = self._nested(node, context)
         return found + self._record([literal(self.text(node.children[0])), *self._names(node.named_children)], context)
 
