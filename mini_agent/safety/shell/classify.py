@@ -18,6 +18,7 @@ from mini_agent.safety.shell import (
     inline,
     interpreters,
     links,
+    optioncode,
     outputs,
     readonly,
     runtime,
@@ -190,6 +191,8 @@ class _Checker:
         found.verdicts += unwrapped.verdicts
         found.settings(unwrapped.assignments, bare=False)
         inner = unwrapped.command + ((Word("read from stdin by xargs", None),) if unwrapped.stdin_operands else ())
+        if unwrapped.stdin_operands and find.fed_to_deletion(inner, command.upstream):
+            found.verdicts.append(Verdict("destructive", "recursive deletion: find's matches are piped to a deletion"))
         name = command_name(inner[0]) if inner and not inner[0].glob else None
         if len(inner) > WORDS_LIMIT:
             shape = destructive_shape(render(inner))
@@ -225,6 +228,7 @@ class _Checker:
         if runs is not None:
             verdicts += runs.verdicts
             code += runs.scripts
+        hidden += optioncode.scripts(name, arguments)
         for seen in (interpreters.inline(name, arguments, place), session.runs(inner[0], name, arguments, place)):
             if seen is not None:
                 verdicts += seen.verdicts

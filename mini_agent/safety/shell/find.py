@@ -94,6 +94,12 @@ def _deletes(command: tuple[Word, ...]) -> bool:
     return False
 
 
+def fed_to_deletion(command: tuple[Word, ...], upstream: tuple) -> bool:
+    """`find . | xargs rm`: a deletion whose operands are what a find upstream prints."""
+    finds = any(stage.words and (stage.words[0].value or "").rsplit("/", 1)[-1].lower() == "find" for stage in upstream)
+    return finds and _deletes(command[:1])
+
+
 def _expression_start(word: Word) -> bool:
     return word.value is not None and (word.value.startswith("-") or word.value in ("(", "!", ","))
 

@@ -15,6 +15,9 @@ from mini_agent.safety.shell.paths import Place, secret_verdict, write_verdict
 from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary, read_only
 from mini_agent.safety.shell.words import Word
 
+CONFIG_VALUES = {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value"}
+# Options of clone, fetch, push, ls-remote and archive whose value git runs as a shell command.
+PROGRAM_OPTIONS = {"--upload-pack", "-u", "--receive-pack", "--exec"}
 GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
 # Configuration whose value git runs as a shell command (a leading `!` marks shell code in aliases).
 COMMAND_KEYS = re.compile(
@@ -86,7 +89,7 @@ def scripts(arguments: tuple[Word, ...]) -> list[Word]:
     git = invocation(arguments)
     found = []
     if git.subcommand is not None and git.subcommand.value == "config":
-        operands = [word for word in git.arguments if not (word.value or "").startswith("-")]
+        operands = _config_operands(git.arguments)
         if operands and operands[0].value in ("set", "add"):
             operands = operands[1:]
         if len(operands) >= 2 and COMMAND_KEYS.fullmatch((operands[0].value or "").lower()):
@@ -98,7 +101,31 @@ def scripts(arguments: tuple[Word, ...]) -> list[Word]:
         elif COMMAND_KEYS.fullmatch(key.lower()):
             found.append(_code(key.lower(), Word(setting.text, value)))
     found += [Word(f"--config-env={key}", None) for key in git.from_environment if COMMAND_KEYS.fullmatch(key.lower())]
+    if git.subcommand is not None and git.subcommand.value in (
+        "clone",
+        "fetch",
+        "pull",
+        "push",
+        "ls-remote",
+        "archive",
+    ):
+        found += argv.parse(git.arguments, PROGRAM_OPTIONS).value(*PROGRAM_OPTIONS)
     return found
+
+
+def _config_operands(arguments: tuple[Word, ...]) -> list[Word]:
+    """`git config`'s operands, without the values of its options (`--file .git/config`)."""
+    operands: list[Word] = []
+    skip = False
+    for word in arguments:
+        value = word.value or ""
+        if skip:
+            skip = False
+        elif value in CONFIG_VALUES:
+            skip = True
+        elif not value.startswith("-"):
+            operands.append(word)
+    return operands
 
 
 def _code(key: str, value: Word) -> Word:
@@ -134,6 +161,9 @@ def verdicts(arguments: tuple[Word, ...], place: Place) -> list[Verdict]:
     args = argv.parse(git.arguments, VALUE_OPTIONS.get(sub, set()) | {"--output"})
     found = _destructive(sub, args)
     found += [v for word in args.value("--output") if (v := write_verdict(word, place)) is not None]
+    if sub == "config":
+        files = argv.parse(git.arguments, {"-f", "--file"}).value("-f", "--file")
+        found += [v for word in files if (v := write_verdict(word, place)) is not None]
     if git.configs or git.from_environment:
         found.append(ordinary("git -c changes git's configuration for this command"))
     if git.exec_path:

@@ -78,7 +78,19 @@ def evaluate(nodes: list[Node], reader: Reader) -> list[Word]:
         return [Word(text, None, glob, produced, stream, expanded, evaluates)]
     if braces:
         return [Word(text, one, glob, False, False, expanded, evaluates) for one in expand_braces(value)]
+    if any(_splits(node, reader) for node in nodes):  # `x="rm -rf ~"; $x` runs rm with two arguments
+        return [Word(text, part, glob, False, False, expanded, evaluates) for part in value.split()] or [
+            Word(text, "", glob, False, False, expanded, evaluates)
+        ]
     return [Word(text, value, glob, False, False, expanded, evaluates)]
+
+
+def _splits(node: Node, reader: Reader) -> bool:
+    """Whether an unquoted expansion in this node has a value with blanks: bash splits it into words."""
+    if node.type in ("simple_expansion", "expansion"):
+        found = _variable(node, reader)
+        return found is not None and any(blank in found for blank in " \t\n")
+    return node.type in ("concatenation", "command_name") and any(_splits(c, reader) for c in node.children)
 
 
 def _piece(node: Node, reader: Reader) -> tuple[str | None, bool, bool, bool]:
