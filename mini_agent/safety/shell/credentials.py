@@ -60,6 +60,8 @@ def verdicts(name: str, arguments: tuple[Word, ...], place: Place) -> list[Verdi
             candidates.append(Word(attached, attached))
         if word.value and word.value.startswith("@"):  # curl -d @file
             candidates.append(Word(word.value[1:], word.value[1:]))
+        if word.value and word.value.startswith("file://"):  # curl file:///home/me/.ssh/id_rsa
+            candidates.append(Word(word.value[7:], word.value[7:]))
         for candidate in candidates:
             if (verdict := outside(candidate, place)) is not None:
                 return [verdict]
@@ -93,7 +95,8 @@ def _trees(name: str, arguments: tuple[Word, ...]) -> list[Word]:
         first = (arguments[0].value or "") if arguments else ""
         args = argv.parse(arguments, {"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude"})
         creates = args.has("-c", "--create") or (not first.startswith("-") and "c" in first)
-        return [w for w in args.operands if w is not arguments[0] or first.startswith("-")] if creates else []
+        operands = [w for w in args.operands if w is not arguments[0] or first.startswith("-")]
+        return [*args.value("-C", "--directory"), *operands] if creates else []
     if name in ("zip", "cp", "scp", "rsync") and any(
         w.value in ("-r", "-R", "-a", "--recursive", "--archive") for w in arguments
     ):

@@ -38,6 +38,8 @@ def evaluates(node: Node, text: Callable[[Node], str]) -> str | None:
             return f"indirection ({text(node)}) expands a variable named by another one"
         if "@" in types and any(text(child) == "P" for child in node.children[types.index("@") + 1 :]):
             return f"the prompt transform ({text(node)}) runs the command substitutions in a value"
+        if ":" in types and any(c.type not in ("number", ":", "}") for c in node.children[types.index(":") + 1 :]):
+            return f"a substring's offset or length ({text(node)}) is evaluated as arithmetic"
     if kind == "subscript":
         index = node.child_by_field_name("index")
         if index is not None and not PLAIN_INDEX.fullmatch(text(index)):

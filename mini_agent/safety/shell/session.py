@@ -55,22 +55,30 @@ def runs(first: Word, name: str, arguments: tuple[Word, ...], place: Place) -> R
         script = first
     elif name in SHELLS or name in ("source", "."):
         script = _first_operand(arguments, stop_at="-c")
-    elif interpreters.language(name) == "python":
-        script = _first_operand(arguments, stop_at="-c", not_with="-m")
-        language = "python"
+    elif interpreters.language(name) is not None:
+        language = interpreters.language(name) or "python"
+        code_flag = "-c" if language == "python" else "-r" if language == "php" else "-e"
+        script = _first_operand(arguments, stop_at=code_flag, not_with="-m")
     if script is None:
         return None
     return _file(script, place, language)
 
 
 def _first_operand(arguments: tuple[Word, ...], stop_at: str, not_with: str | None = None) -> Word | None:
+    """The script a shell or interpreter runs: its first operand, unless code comes with -c / -e / -m."""
+    skip = False
     for word in arguments:
         value = word.value
         if value is None:
             return None
+        if skip:
+            skip = False
+            continue
         if value in (stop_at, not_with) or (value.startswith("-") and stop_at[1:] in value[1:] and len(value) < 6):
             return None
-        if not value.startswith(("-", "+")):
+        if value in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-W", "-X"):
+            skip = True
+        elif not value.startswith(("-", "+")):
             return word
     return None
 
@@ -80,11 +88,11 @@ def _file(script: Word, place: Place, language: str) -> Ran | None:
     if found is None or isinstance(found, Ran):
         return found
     path, text = found
-    if text.startswith("#!") and "python" in text.split("\n", 1)[0]:
-        language = "python"
+    shebang = text.split("\n", 1)[0] if text.startswith("#!") else ""
+    language = next((kind for kind in interpreters.LANGUAGES if kind in shebang.replace("node", "js")), language)
     ran = Ran()
-    if language == "python":
-        judged = interpreters.judge("python", text, place)
+    if language != "shell":
+        judged = interpreters.judge(language, text, place)
         ran.verdicts, ran.shell = judged.verdicts, judged.shell
     else:
         ran.shell.append(Word(str(path), text))
