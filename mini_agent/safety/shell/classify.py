@@ -7,7 +7,7 @@ here prompts, writes or touches the network; resolving paths reads the file syst
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from mini_agent.safety.shell import (
     credentials,
@@ -15,6 +15,7 @@ from mini_agent.safety.shell import (
     escapes,
     find,
     git,
+    gitconfig,
     inline,
     interpreters,
     links,
@@ -27,8 +28,9 @@ from mini_agent.safety.shell import (
     syntax,
     writes,
 )
-from mini_agent.safety.shell.commands import Assignment, Command
+from mini_agent.safety.shell.commands import Command
 from mini_agent.safety.shell.fallback import destructive_shape
+from mini_agent.safety.shell.findings import Findings
 from mini_agent.safety.shell.paths import Place, write_verdict
 from mini_agent.safety.shell.verdict import Kind, Verdict, ordinary, read_only, worst
 from mini_agent.safety.shell.words import Word
@@ -41,19 +43,6 @@ WORDS_LIMIT = 1_000
 """Most words judged in one simple command (each path operand costs a file-system lookup)."""
 NESTING_LIMIT = 5
 """Deepest `bash -c` / `eval` / `sh <<EOF` nesting checked; deeper code is treated as destructive."""
-SAFE_VARIABLES = {"LANG", "LANGUAGE", "TZ", "NO_COLOR", "COLUMNS", "LINES", "TERM"}
-PAGERS = {"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER"}
-# Variables whose value other programs run as a shell command: their value is checked like a script.
-COMMAND_VARIABLES = PAGERS | {
-    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND",
-}  # fmt: skip
-# Variables that change which code later commands load or run, even when set on their own.
-LOADER_VARIABLES = {
-    "PATH", "BASH_ENV", "ENV", "IFS", "PS4", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "HOME",
-    "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "PERL5LIB", "PERL5OPT", "PERLLIB",
-    "RUBYOPT", "RUBYLIB", "CLASSPATH", "JAVA_TOOL_OPTIONS",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -148,7 +137,7 @@ class _Checker:
     def command(self, command: Command, functions: frozenset[str], depth: int, words: tuple[Word, ...] = ()) -> None:
         """Judge one simple command; `words` replaces its words for the rules (find's `{}` filled in)."""
         words = words or command.words
-        found = _Findings([])
+        found = Findings([])
         found.settings(command.assignments, bare=not command.words or command.declaration)
         safe_settings = not found.verdicts
         found.verdicts += writes.redirect_verdicts(command.redirects, self.place)
@@ -183,7 +172,7 @@ class _Checker:
             self._move(name, words)
 
     def _words(
-        self, words: tuple[Word, ...], command: Command, functions: frozenset[str], depth: int, found: _Findings
+        self, words: tuple[Word, ...], command: Command, functions: frozenset[str], depth: int, found: Findings
     ) -> str | None:
         """Judge the command its words name, inside any wrappers; return that command's name."""
         unwrapped = unwrap(words)
@@ -216,7 +205,7 @@ class _Checker:
         inner: tuple[Word, ...],
         command: Command,
         functions: frozenset[str],
-        found: _Findings,
+        found: Findings,
         depth: int,
     ) -> list[Verdict]:
         place, arguments = self.place, inner[1:]
@@ -241,7 +230,8 @@ class _Checker:
         verdicts += [verdict for target in produced if (verdict := write_verdict(target, place)) is not None]
         if name == "git":
             verdicts += git.verdicts(arguments, place)
-            code += git.scripts(arguments)
+            code += gitconfig.scripts(arguments)
+            verdicts += gitconfig.hooks(gitconfig.invocation(arguments))
         elif name == "find":
             plan = find.plan(arguments, place)
             verdicts += plan.verdicts
@@ -265,38 +255,6 @@ class _Checker:
             self.place = self.place.lost()
         else:
             self.place = self.place.moved(operands[0] if operands else None)
-
-
-@dataclass
-class _Findings:
-    """What is known about one command while it is judged."""
-
-    verdicts: list[Verdict]
-    code: list[Word] = field(default_factory=list)
-    """Shell code the command runs (`bash -c`, PAGER=..., git -c core.pager=...), checked as scripts."""
-    hidden: list[Word] = field(default_factory=list)
-    """Shell code found inside interpreter code or a script file: checked, but not a form for rules."""
-    forms: list[str] = field(default_factory=list)
-
-    def settings(self, assignments: tuple[Assignment, ...], bare: bool) -> None:
-        """What variable assignments add: prefixes other than locale and terminal settings make a command at
-        least ordinary; a bare `x=1` is harmless unless it changes how later commands are found or loaded.
-        Values of variables that hold commands (PAGER, GIT_SSH_COMMAND, ...) are code to check."""
-        for assignment in assignments:
-            name, value = assignment.name, assignment.value
-            text = value.value if value is not None else None
-            if name in PAGERS and text == "cat":
-                continue
-            if name in COMMAND_VARIABLES:
-                if text is None:
-                    self.verdicts.append(ordinary(f"sets {name} to a command computed at run time"))
-                else:
-                    self.code.append(Word(text, text))
-            if bare:
-                if name in LOADER_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_")):
-                    self.verdicts.append(ordinary(f"sets {name}, which changes what later commands run"))
-            elif not (name in SAFE_VARIABLES or name.startswith("LC_")):
-                self.verdicts.append(ordinary(f"sets {name} for the command, which can change what it runs"))
 
 
 def _text(command: Command) -> str:

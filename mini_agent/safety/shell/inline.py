@@ -1,8 +1,8 @@
 """Shell code inside other commands' arguments: sed's `e`, trap and alias bodies, ssh's remote command, and
 one-liners for interpreters (`python -c`, `perl -e`, awk programs).
 
-Interpreter code is not shell, so it is only searched for the destructive shapes of the safety net
-(`os.system("rm -rf ~")` is caught; `shutil.rmtree` is not: a known limit).
+Interpreter code is not shell, so here it is only searched for the destructive shapes of the safety net
+(`os.system("rm -rf ~")`); interpreters.py looks at what the code does to files, sockets and shells.
 """
 
 from __future__ import annotations
