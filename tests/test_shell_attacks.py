@@ -97,7 +97,22 @@ def test_any_mix_of_tricks_gets_an_answer(workspace: Workspace, command: str):
 # ---- scripts written this session ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["bash x.sh", "sh ./x.sh", "./x.sh", "source x.sh", "timeout 5 bash x.sh"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash x.sh",
+        "sh ./x.sh",
+        "./x.sh",
+        "source x.sh",
+        ". ./x.sh",
+        "timeout 5 bash x.sh",
+        "sh < x.sh",
+        "/bin/bash x.sh",
+        "bash -o pipefail x.sh",
+        "env ./x.sh",
+        "bash -c './x.sh'",
+    ],
+)
 def test_a_script_written_this_session_is_judged_by_its_content(tmp_path: Path, command: str):
     workspace = fresh(tmp_path)
     (workspace.root / "x.sh").write_text("echo cleaning\nrm -rf ~\n")
@@ -131,8 +146,12 @@ def test_a_python_script_written_this_session_is_read_as_python(tmp_path: Path):
     workspace = fresh(tmp_path)
     (workspace.root / "clean.py").write_text("import shutil, os\nshutil.rmtree(os.path.expanduser('~'))\n")
     (workspace.root / "tool").write_text("#!/usr/bin/env python3\nimport os\nos.remove('/etc/hosts')\n")
+    (workspace.root / "clean.js").write_text("require('fs').rmSync(require('os').homedir(), {recursive: true})\n")
     assert classify("python3 clean.py", workspace).kind == "destructive"
+    assert classify("/usr/bin/python3 clean.py", workspace).kind == "destructive"
+    assert classify("python3 < clean.py", workspace).kind == "destructive"
     assert classify("./tool", workspace).kind == "destructive"
+    assert classify("node clean.js", workspace).kind == "destructive"
     assert classify("python3 -m clean", workspace).kind == "ordinary"
 
 

@@ -218,7 +218,10 @@ class _Checker:
             verdicts += runs.verdicts
             code += runs.scripts
         hidden += optioncode.scripts(name, arguments)
-        for seen in (interpreters.inline(name, arguments, place), session.runs(inner[0], name, arguments, place)):
+        for seen in (
+            interpreters.inline(name, arguments, place),
+            session.runs(inner[0], name, arguments, place, command.redirects),
+        ):
             if seen is not None:
                 verdicts += seen.verdicts
                 hidden += seen.shell

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mini_agent.safety.shell import interpreters, makefile
 from mini_agent.safety.shell.argv import parse
+from mini_agent.safety.shell.commands import Redirect
 from mini_agent.safety.shell.paths import Place
 from mini_agent.safety.shell.scripts import SHELLS
 from mini_agent.safety.shell.verdict import Verdict, destructive
@@ -43,25 +44,28 @@ class Ran:
     """Shell code from the files, to be checked as scripts."""
 
 
-def runs(first: Word, name: str, arguments: tuple[Word, ...], place: Place) -> Ran | None:
+def runs(
+    first: Word, name: str, arguments: tuple[Word, ...], place: Place, redirects: tuple[Redirect, ...] = ()
+) -> Ran | None:
     """What running a session-written file means, or None when no such file is run."""
     if name == "make":
         return _make(arguments, place)
     if name in PACKAGE_RUNNERS:
         return _package(name, arguments, place)
     script: Word | None = None
-    language = "shell"
-    if first.value is not None and "/" in first.value and name not in SHELLS:
-        script = first
-    elif name in SHELLS or name in ("source", "."):
-        script = _first_operand(arguments, stop_at="-c")
-    elif interpreters.language(name) is not None:
-        language = interpreters.language(name) or "python"
+    language = interpreters.language(name)
+    if name in SHELLS or name in ("source", "."):
+        language, script = "shell", _first_operand(arguments, stop_at="-c")
+    elif language is not None:
         code_flag = "-c" if language == "python" else "-r" if language == "php" else "-e"
         script = _first_operand(arguments, stop_at=code_flag, not_with="-m")
+    elif first.value is not None and "/" in first.value:
+        language, script = "shell", first
+    if script is None and language is not None and not arguments:  # `sh < x.sh`, `python3 < x.py`
+        script = next((r.target for r in redirects if r.operator == "<" and r.target is not None), None)
     if script is None:
         return None
-    return _file(script, place, language)
+    return _file(script, place, language or "shell")
 
 
 def _first_operand(arguments: tuple[Word, ...], stop_at: str, not_with: str | None = None) -> Word | None:
@@ -130,6 +134,8 @@ def _make(arguments: tuple[Word, ...], place: Place) -> Ran | None:
     directory = args.value("-C", "--directory")
     base = (directory[0].value or ".") if directory else "."
     files = args.value("-f", "--file", "--makefile")
+    if any(word.value in ("-", "/dev/stdin", "/dev/fd/0") or word.value is None for word in files):
+        return _unseen("make reads its Makefile from stdin or from a name only known at run time")
     candidates = [Word(f.text, f.value) for f in files] or [Word(n, f"{base}/{n}") for n in MAKEFILES]
     goals = [word.value for word in args.operands if word.value and "=" not in word.value]
     for candidate in candidates:
