@@ -155,7 +155,7 @@ class _Checker:
             found.verdicts.append(read_only(f"read-only: {render(words[:1])} sets shell variables"))
         elif words:
             name = self._words(words, command, functions, depth, found)
-        self.code_seen = self.code_seen or command.code_in_variables
+        self.code_seen = self.code_seen or command.code_in_variables or runtime.carries_code(command)
         found.verdicts += runtime.evaluation_verdicts(command, name or render(words[:1]), words[1:], self.code_seen)
         for script in [*found.code, *found.hidden]:
             if script.value is None:

@@ -94,6 +94,17 @@ def lookalikes(words: tuple[Word, ...]) -> list[Verdict]:
     return [ordinary("has characters that look like spaces (or nothing) but do not split words")]
 
 
+SUBSTITUTION_TEXT = re.compile(r"\$\(|`")
+
+
+def carries_code(command: Command) -> bool:
+    """Whether the command hands text holding `$(...)` or backticks to something that may store it in a
+    variable (`read x <<< '$(id)'`, `printf -v x '$(id)'`): a later evaluation would run it."""
+    bodies = [redirect.body for redirect in command.redirects if redirect.body]
+    words = [word.value for word in command.words[1:] if word.value and not word.expanded]
+    return any(SUBSTITUTION_TEXT.search(text) for text in [*bodies, *words])
+
+
 def evaluation_verdicts(
     command: Command, name: str | None, arguments: tuple[Word, ...], code_seen: bool = False
 ) -> list[Verdict]:
