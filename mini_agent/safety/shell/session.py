@@ -4,7 +4,9 @@
 judged by the content they run when that file was written or changed during this session: its ctime is at or
 after the session's start (`touch -d` cannot set a ctime back). Files older than the session are the project's
 own and keep the ordinary verdict. A file that an earlier part of the same command writes
-(`echo 'rm -rf ~' > c.sh && bash c.sh`) cannot be read yet: running it runs code built at run time.
+(`echo 'rm -rf ~' > c.sh && bash c.sh`) cannot be read yet: running it runs code built at run time; so does
+running a script that does not exist yet after other parts ran (they may have made it in a way not tracked,
+`python -c "open('c.sh','w')..." && bash c.sh`). A missing Makefile or package.json only makes make or npm fail.
 """
 
 from __future__ import annotations
@@ -145,9 +147,6 @@ def _make(arguments: tuple[Word, ...], place: Place) -> Ran | None:
         if found is not None:
             lines = makefile.recipes(found[1], goals)
             return Ran(shell=[Word(line, line) for line in lines if line])
-    known = [c for c in candidates if place.known(c)]
-    if place.ran_before and known and not any(place.views(c)[0].resolve(c.value or "").exists() for c in known):
-        return _unseen("there is no Makefile yet, so an earlier part of the command must make it")
     return None
 
 
@@ -166,7 +165,7 @@ def _package(name: str, arguments: tuple[Word, ...], place: Place) -> Ran | None
         scripts = [first]
     else:
         return None
-    found = _read(Word("package.json", "package.json"), place)
+    found = _read(Word("package.json", "package.json"), place, missing_runs=False)
     if found is None or isinstance(found, Ran):
         return found
     try:
