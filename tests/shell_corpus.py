@@ -599,6 +599,8 @@ ATTACKS: dict[str, list[tuple[str, str]]] = {
         ("git -c core.hooksPath=/tmp/h commit -m x", "destructive"),
         ("echo 'rm -rf ~' > .git/hooks/pre-commit", "destructive"),
         ("cp evil.sh .git/hooks/post-checkout", "destructive"),
+        ("git config alias.k clean && git k -fdx", "destructive"),
+        ("git -c alias.z='reset --hard' z", "destructive"),
         ("git config alias.st status", "ordinary"),
         ("git config --get alias.st", "read-only"),
     ],

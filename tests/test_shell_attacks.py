@@ -229,6 +229,16 @@ def test_links_made_earlier_in_the_same_command_are_followed(tmp_path: Path):
     assert classify("ln -s src s && ls s", workspace).kind == "ordinary"  # ln itself writes s
 
 
+def test_git_aliases_stored_in_the_project_s_config_are_judged_when_used(tmp_path: Path):
+    workspace = fresh(tmp_path)
+    (workspace.root / ".git").mkdir()
+    config = '[core]\n\tbare = false\n[alias]\n\tc = clean\n\tnuke = "!rm -rf ~"\n\tst = status\n'
+    (workspace.root / ".git" / "config").write_text(config)
+    assert classify("git c -fdx", workspace).kind == "destructive"
+    assert classify("git nuke", workspace).kind == "destructive"
+    assert classify("git st", workspace).kind == "ordinary"
+
+
 # ---- secrets ------------------------------------------------------------------------------------------------
 
 

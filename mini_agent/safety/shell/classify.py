@@ -90,7 +90,7 @@ def _classify(command: str, workspace: Workspace) -> Classification:
     if runtime.LOOKALIKES.search(command):  # the grammar may split where bash does not (a CR between words)
         odd = worst(runtime.lookalikes((Word(command, command),)))
         if odd is not None:
-            checker.parts.append(Part(" ".join(command.split()), odd.kind, odd.reason, (" ".join(command.split()),)))
+            checker.parts.append(Part(command.strip(), odd.kind, odd.reason, (command.strip(),)))
     parts = tuple(checker.parts)
     # A parse failure comes first among equals: "could not be fully parsed" says more than any one part.
     verdict = worst([*whole, *(Verdict(part.kind, part.reason) for part in parts)])
@@ -117,6 +117,8 @@ class _Checker:
         self.parts: list[Part] = []
         self.parsed = True
         self.code_seen = False
+        self.git_aliases: dict[str, str | None] = {}
+        """git aliases defined earlier on this command line: `git config alias.c clean && git c -fdx`."""
         """A variable set earlier on this command line holds code (`x='$(...)'`), for `eval` and `bash -c` too."""
 
     def script(self, source: str, depth: int, stdin: tuple[Command, ...] | None) -> list[Verdict]:
@@ -235,6 +237,9 @@ class _Checker:
             verdicts += git.verdicts(arguments, place)
             code += gitconfig.scripts(arguments)
             verdicts += gitconfig.hooks(gitconfig.invocation(arguments))
+            self.git_aliases |= gitconfig.defined_aliases(arguments)
+            alias = gitconfig.alias_run(arguments, self.git_aliases, place)
+            hidden += [alias] if alias is not None else []
         elif name == "find":
             plan = find.plan(arguments, place)
             verdicts += plan.verdicts

@@ -9,9 +9,11 @@ returned as scripts to check like any other command line (an alias without `!` a
 from __future__ import annotations
 
 import re
+import shlex
 
 from mini_agent.safety.shell import argv
 from mini_agent.safety.shell.git import Invocation, invocation
+from mini_agent.safety.shell.paths import Place
 from mini_agent.safety.shell.verdict import Verdict, destructive
 from mini_agent.safety.shell.words import Word
 
@@ -89,3 +91,73 @@ def hooks(git: Invocation) -> list[Verdict]:
     if "core.hookspath" in keys:
         return [destructive("core.hooksPath makes git run the scripts of another folder as hooks")]
     return []
+
+
+# git's own commands: any other subcommand may be an alias, looked up in the command line and the config files.
+BUILTINS = set(
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore checkout "
+    "cherry cherry-pick citool clean clone commit config count-objects describe diff diff-files diff-index "
+    "diff-tree difftool fetch filter-branch for-each-ref format-patch fsck gc grep gui hash-object help init "
+    "log ls-files ls-remote ls-tree maintenance merge merge-base mergetool mv name-rev notes pull push "
+    "range-diff rebase reflog remote repack replace reset restore rev-list rev-parse revert rm shortlog show "
+    "show-branch show-ref sparse-checkout stash status submodule switch tag update-index update-ref "
+    "verify-commit whatchanged worktree version lfs".split()
+)
+ALIAS_LINE = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*$")
+CONFIG_FILES = (".git/config",)
+HOME_CONFIG_FILES = (".gitconfig", ".config/git/config")
+
+
+def defined_aliases(arguments: tuple[Word, ...]) -> dict[str, str | None]:
+    """Aliases this git command defines (`git config alias.c clean`, `git -c alias.c=clean ...`)."""
+    git = invocation(arguments)
+    found: dict[str, str | None] = {}
+    for setting in git.configs:
+        key, _, value = (setting.value or "").partition("=")
+        if key.lower().startswith("alias."):
+            found[key[6:]] = value if setting.value is not None else None
+    if git.subcommand is not None and git.subcommand.value == "config":
+        operands = _config_operands(git.arguments)
+        if operands and operands[0].value in ("set", "add"):
+            operands = operands[1:]
+        if len(operands) >= 2 and (operands[0].value or "").lower().startswith("alias."):
+            found[(operands[0].value or "")[6:]] = operands[1].value
+    return found
+
+
+def alias_run(arguments: tuple[Word, ...], known: dict[str, str | None], place: Place) -> Word | None:
+    """What `git NAME ...` runs when NAME is an alias: set earlier in this command line, or in the project's
+    or the user's git config. Returned as shell code (`!...` aliases) or as the git command it stands for."""
+    git = invocation(arguments)
+    name = git.subcommand.value if git.subcommand is not None else None
+    if name is None or name in BUILTINS:
+        return None
+    value = known[name] if name in known else _configured(name, place)
+    if value is None:
+        return Word(name, None) if name in known else None
+    rest = [word.value for word in git.arguments]
+    tail = "" if any(v is None for v in rest) else " ".join(shlex.quote(v or "") for v in rest)
+    if any(v is None for v in rest):
+        return Word(f"git {name} ...", None)
+    code = value[1:] if value.startswith("!") else f"git {value}"
+    return Word(f"git {name}", f"{code} {tail}".strip())
+
+
+def _configured(name: str, place: Place) -> str | None:
+    view = place.workspace
+    files = [view.root / path for path in CONFIG_FILES] + [view.home / path for path in HOME_CONFIG_FILES]
+    if view.cwd is not None:
+        files.insert(0, view.cwd / ".git" / "config")
+    for path in files:
+        try:
+            text = path.read_text(errors="replace")[:200_000]
+        except OSError:
+            continue
+        section = ""
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("["):
+                section = stripped.strip("[]").strip().lower()
+            elif section == "alias" and (match := ALIAS_LINE.match(stripped)) and match[1].lower() == name.lower():
+                return match[2].strip('"')
+    return None

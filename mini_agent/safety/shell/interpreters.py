@@ -62,6 +62,8 @@ HOME = (
 STRINGS = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
 LISTS = re.compile(r"\[([^\[\]]*)\]")
 LIMIT = 200_000
+SHELL_LIMIT = 200
+"""Most string literals of code that calls a shell checked as shell commands (beyond, the rest is not seen)."""
 
 
 @dataclass
@@ -117,7 +119,7 @@ def judge(kind: str, code: str, place: Place, extra: tuple[Word, ...] = ()) -> F
     if re.search(SOCKETS, code) and (shell or re.search(r"dup2|pty|/bin/(ba)?sh|cmd\.exe", code)):
         found.verdicts.append(destructive(f"{kind} code connects a socket to a shell (a reverse or bind shell)"))
     if shell:
-        found.shell += [Word(text, text.encode().decode("unicode_escape", "replace")) for text in literals if text]
+        found.shell += [Word(t, t.encode().decode("unicode_escape", "replace")) for t in literals[:SHELL_LIMIT] if t]
         for match in LISTS.finditer(code):  # subprocess.run(['rm', '-rf', '/'])
             items = [next(g for g in m.groups() if g is not None) for m in STRINGS.finditer(match[1])]
             if len(items) > 1:
