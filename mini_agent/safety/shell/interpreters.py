@@ -92,7 +92,9 @@ def inline(name: str, arguments: tuple[Word, ...], place: Place) -> Findings | N
             code, rest = Word(word.text, value[value.index("c") + 1 :]), arguments[index + 1 :]
         else:
             continue
-        return judge(kind, code.value, place, rest) if code.value is not None else None
+        if code.value is None:
+            return Findings([destructive(f"{name} runs code built at run time ({code.text})")])
+        return judge(kind, code.value, place, rest)
     return None
 
 
