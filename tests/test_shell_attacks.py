@@ -278,6 +278,19 @@ def test_credentials_outside_the_project_are_destructive_to_read(tmp_path: Path)
     assert classify("cat .env", workspace).kind == "ordinary"
 
 
+def test_links_on_disk_to_credentials_are_followed(tmp_path: Path):
+    """A link made in an earlier turn: reading through it, or a tree holding it, reads the keys."""
+    workspace = fresh(tmp_path)
+    (workspace.home / ".ssh").mkdir()
+    (workspace.home / ".ssh" / "id_rsa").write_text("key")
+    (workspace.root / "docs").mkdir()
+    (workspace.root / "docs" / "k").symlink_to(workspace.home / ".ssh" / "id_rsa")
+    (workspace.root / "keys").symlink_to(workspace.home / ".ssh")
+    assert classify("cat docs/k", workspace).kind == "destructive"
+    assert classify("grep -R BEGIN keys/", workspace).kind == "destructive"
+    assert classify("grep -R BEGIN .", workspace).kind == "destructive"
+
+
 # ---- reasons ------------------------------------------------------------------------------------------------
 
 

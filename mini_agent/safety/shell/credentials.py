@@ -24,6 +24,7 @@ NAME_ONLY = set(
     "echo printf ls test [ [[ stat realpath readlink basename dirname du df cd pushd popd which type mkdir rm "
     "rmdir chmod chown chgrp touch ln unlink wc md5sum sha1sum sha256sum sha512sum cksum b2sum file".split()
 )
+HOME_SECRET_NAMES = {secret.split("/")[0] for secret in HOME_SECRETS} - {".config"}
 WALK_LIMIT = 5_000
 """Most directory entries looked at to tell whether a tree holds a secret file."""
 RECURSIVE_GREPS = {"grep", "egrep", "fgrep"}
@@ -36,9 +37,6 @@ def outside(word: Word, place: Place) -> Verdict | None:
     value = word.value
     if not value or len(value) > 4096 or not place.known(word):
         return None
-    if not place.workspace.links and not value.startswith(("/", "~")) and ".." not in value and place.cwd_known:
-        if not place.elsewhere and place.workspace.inside(place.workspace.cwd or place.workspace.root):
-            return None  # a path inside the project, seen from inside it
     for view in place.views(word):
         path = view.resolve(value)
         if _within(path, view.root):
@@ -118,7 +116,7 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
         return None
     if secret == "":
         return ordinary(f"reads a tree too big to check for secret files ({tree.shown})")
-    if inside:
+    if _within(Path(secret), view.root):
         return ordinary(f"reads a tree that holds likely secrets ({view.shown(Path(secret))})")
     return destructive(f"reads credentials outside the project ({view.shown(Path(secret))})")
 
@@ -137,6 +135,11 @@ def _walk(root: Path, hidden: bool) -> str | None:
                     if seen > WALK_LIMIT:
                         return ""
                     if entry.name == ".git" or (not hidden and entry.name.startswith(".")):
+                        continue
+                    if entry.is_symlink():  # `grep -R` and tar -h follow links: one to ~/.ssh is a way out
+                        target = Path(os.path.realpath(entry.path))
+                        if secret_reason(target) or any(part in HOME_SECRET_NAMES for part in target.parts):
+                            return str(target)
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(Path(entry.path))
