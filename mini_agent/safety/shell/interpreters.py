@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mini_agent.safety.shell import credentials
 from mini_agent.safety.shell.paths import Place, broad, write_verdict
 from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary
 from mini_agent.safety.shell.words import Word
@@ -105,6 +106,7 @@ def judge(kind: str, code: str, place: Place, extra: tuple[Word, ...] = ()) -> F
     literals = [next(group for group in match.groups() if group is not None) for match in STRINGS.finditer(code)]
     paths = [Word(text, text) for text in literals if _path_like(text)] + [w for w in extra if w.value is not None]
     home = re.search(HOME, code) is not None
+    found.verdicts += _credentials(kind, paths, home, place)
     if re.search(DELETES[kind], code):
         recursive = re.search(RECURSIVE, code) is not None
         if home:
@@ -129,6 +131,18 @@ def judge(kind: str, code: str, place: Place, extra: tuple[Word, ...] = ()) -> F
                 found.shell.append(Word(joined, joined))
         found.verdicts.append(ordinary(f"{kind} code runs shell commands"))
     return found
+
+
+def _credentials(kind: str, paths: list[Word], home: bool, place: Place) -> list[Verdict]:
+    """Code naming a credential file outside the project reads it, whatever it then does with it."""
+    for word in paths[:50]:
+        verdict = credentials.outside(word, place)
+        if verdict is not None:
+            return [destructive(f"{kind} code {verdict.reason}")]
+        name = (word.value or "").strip("/").split("/")[0]
+        if home and (name in credentials.HOME_SECRET_NAMES or name in (".netrc", ".pgpass")):
+            return [destructive(f"{kind} code reads credentials outside the project (~/{word.value})")]
+    return []
 
 
 def _targets(kind: str, verb: str, paths: list[Word], place: Place, recursive: bool) -> list[Verdict]:

@@ -22,8 +22,11 @@ UNKNOWN = Path("/")
 
 def after(name: str, arguments: tuple[Word, ...], place: Place) -> Place:
     """The place after this command, with the links it creates recorded."""
-    if name not in ("ln", "cp"):
+    if name not in ("ln", "cp", "link"):
         return place
+    if name == "link":  # `link FILE NEW`: a hard link, no options
+        arguments = (Word("-P", "-P"), *arguments)
+        name = "ln"
     args = argv.parse(arguments, VALUES)
     if name == "cp" and not args.has("-s", "--symbolic-link", "-l", "--link"):
         return place
