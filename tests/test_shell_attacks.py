@@ -273,6 +273,8 @@ def test_credentials_outside_the_project_are_destructive_to_read(tmp_path: Path)
     result = classify("cat ~/.ssh/id_rsa", workspace)
     assert (result.kind, result.reason) == ("destructive", "reads credentials outside the project (~/.ssh/id_rsa)")
     assert classify("grep -r KEY ../other", workspace).kind == "destructive"
+    assert classify("grep -r KEY ~", workspace).kind == "destructive"
+    assert classify("cd ~ && tar czf /tmp/all.tgz .", workspace).kind == "destructive"
     assert classify("cp ~/.ssh/id_rsa key && cat key", workspace).kind == "destructive"
     (workspace.root / ".env").write_text("KEY=1")
     assert classify("cat .env", workspace).kind == "ordinary"

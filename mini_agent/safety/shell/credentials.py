@@ -94,7 +94,13 @@ def _trees(name: str, arguments: tuple[Word, ...]) -> list[Word]:
         args = argv.parse(arguments, {"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude"})
         creates = args.has("-c", "--create") or (not first.startswith("-") and "c" in first)
         operands = [w for w in args.operands if w is not arguments[0] or first.startswith("-")]
-        return [*args.value("-C", "--directory"), *operands] if creates else []
+        directory = args.value("-C", "--directory")
+        if directory and directory[0].value is not None:  # operands are relative to -C
+            base = directory[0].value.rstrip("/")
+            operands = [
+                w if (w.value or "/").startswith(("/", "~")) else Word(w.text, f"{base}/{w.value}") for w in operands
+            ]
+        return [*directory, *operands] if creates else []
     if name in ("zip", "cp", "scp", "rsync") and any(
         w.value in ("-r", "-R", "-a", "--recursive", "--archive") for w in arguments
     ):
@@ -109,7 +115,9 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
     view = place.views(tree)[0]
     root = view.resolve(tree.value or ".")
     inside = _within(root, view.root)
-    if not inside and any(_within(view.home / secret, root) for secret in HOME_SECRETS):
+    if not inside and (_home_secret(root, view) or secret_reason(root)):
+        return destructive(f"reads credentials outside the project ({view.shown(root)})")
+    if not inside and any(_within(view.home / s, root) and (view.home / s).exists() for s in HOME_SECRETS):
         return destructive(f"reads credentials outside the project (under {view.shown(root)})")
     secret = _walk(root, hidden)
     if secret is None:
