@@ -152,7 +152,21 @@ def test_a_python_script_written_this_session_is_read_as_python(tmp_path: Path):
     assert classify("python3 < clean.py", workspace).kind == "destructive"
     assert classify("./tool", workspace).kind == "destructive"
     assert classify("node clean.js", workspace).kind == "destructive"
-    assert classify("python3 -m clean", workspace).kind == "ordinary"
+    assert classify("python3 -m clean", workspace).kind == "destructive"  # clean.py is the module
+    assert classify("python3 -m json.tool data.json", workspace).kind == "ordinary"
+
+
+def test_session_files_that_cannot_be_read_are_code_built_at_run_time(tmp_path: Path):
+    """A program compiled this session, or a script padded beyond what is read, cannot be checked."""
+    workspace = fresh(tmp_path)
+    (workspace.root / "app").write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 64)
+    (workspace.root / "big.sh").write_text("echo padding\n" * 30_000 + "rm -rf ~\n")
+    (workspace.root / "tool").mkdir()
+    (workspace.root / "tool" / "__main__.py").write_text("import os\nos.system('rm -rf ~')\n")
+    assert "cannot be read" in classify("./app", workspace).reason
+    assert "too big to check" in classify("bash big.sh", workspace).reason
+    assert classify("python3 -m tool", workspace).kind == "destructive"
+    assert classify("python3 -m pytest", workspace).kind == "ordinary"
 
 
 MAKEFILE = """\

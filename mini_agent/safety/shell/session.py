@@ -25,7 +25,7 @@ from mini_agent.safety.shell.verdict import Verdict, destructive
 from mini_agent.safety.shell.words import Word
 
 SIZE_LIMIT = 256 * 1024
-"""Largest file read; a bigger one written this session is not read, so running it stays ordinary."""
+"""Largest file read; running a bigger one written this session runs code that is not checked."""
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 MAKE_VALUES = {"-f", "--file", "--makefile", "-C", "--directory", "-I", "--include-dir", "-j", "--jobs", "-o", "-W"}
 PACKAGE_RUNNERS = {"npm", "yarn", "pnpm", "bun"}
@@ -35,6 +35,7 @@ MANAGER_COMMANDS = set(
     "list ls outdated audit config cache login logout version help view whoami dedupe prune rebuild store "
     "import patch bin root".split()
 )
+DENO_COMMANDS = {"run", "test", "eval", "x", "install", "add", "task", "compile", "fmt", "lint", "repl", "serve"}
 LIFECYCLE = {"test": "test", "t": "test", "start": "start", "stop": "stop", "restart": "restart"}
 INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"]
 
@@ -61,6 +62,10 @@ def runs(
     elif language is not None:
         code_flag = "-c" if language == "python" else "-r" if language == "php" else "-e"
         script = _first_operand(arguments, stop_at=code_flag, not_with="-m")
+        if language == "python" and script is None:
+            script = _module(arguments, place)
+        if name in ("deno", "bun") and script is not None and script.value in DENO_COMMANDS:
+            script = None
     elif first.value is not None and "/" in first.value:
         language, script = "shell", first
     if script is None and language is not None and not arguments:  # `sh < x.sh`, `python3 < x.py`
@@ -68,6 +73,19 @@ def runs(
     if script is None:
         return None
     return _file(script, place, language or "shell")
+
+
+def _module(arguments: tuple[Word, ...], place: Place) -> Word | None:
+    """`python -m name`: the module's file in the current directory, when there is one."""
+    values = [word.value for word in arguments]
+    if "-m" not in values or values.index("-m") + 1 >= len(values):
+        return None
+    module = (values[values.index("-m") + 1] or "").replace(".", "/")
+    for candidate in (f"{module}.py", f"{module}/__main__.py"):
+        word = Word(candidate, candidate)
+        if module and place.known(word) and place.views(word)[0].resolve(candidate).is_file():
+            return word
+    return None
 
 
 def _first_operand(arguments: tuple[Word, ...], stop_at: str, not_with: str | None = None) -> Word | None:
@@ -119,12 +137,17 @@ def _read(word: Word, place: Place, missing_runs: bool = True) -> tuple[Path, st
         if missing_runs and place.ran_before and not path.exists():
             return _unseen(f"{word.shown} does not exist yet, so an earlier part of the command must make it")
         return None
-    if status.st_ctime < place.workspace.session_started or status.st_size > SIZE_LIMIT or not path.is_file():
+    if status.st_ctime < place.workspace.session_started or not path.is_file():
         return None
+    if status.st_size > SIZE_LIMIT:
+        return _unseen(f"{word.shown} was written this session and is too big to check")
     try:
-        return path, path.read_text(errors="replace")
+        data = path.read_bytes()
     except OSError:
-        return None
+        return _unseen(f"{word.shown} was written this session and cannot be read")
+    if b"\x00" in data[:8192]:  # a program compiled this session: its code cannot be read
+        return _unseen(f"{word.shown} is a program built this session, whose code cannot be read")
+    return path, data.decode("utf-8", "replace")
 
 
 def _unseen(why: str) -> Ran:
