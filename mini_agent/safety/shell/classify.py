@@ -243,7 +243,7 @@ class _Checker:
         elif name == "find":
             plan = find.plan(arguments, place)
             verdicts += plan.verdicts
-            if plan.commands:  # `find . -exec cat {} +` reads every file it reaches
+            if plan.commands and not any(v.kind == "destructive" for v in plan.verdicts):  # `-exec cat` reads all
                 verdicts += [v for start in plan.starts if (v := credentials.tree_verdict(start, place))][:1]
             for written, filled in plan.commands:
                 if written:

@@ -115,6 +115,8 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
     view = place.views(tree)[0]
     root = view.resolve(tree.value or ".")
     inside = _within(root, view.root)
+    if root == Path("/"):
+        return destructive("reads the whole file system, keys and credentials included")
     if not inside and (_home_secret(root, view) or secret_reason(root)):
         return destructive(f"reads credentials outside the project ({view.shown(root)})")
     if not inside and any(_within(view.home / s, root) and (view.home / s).exists() for s in HOME_SECRETS):
