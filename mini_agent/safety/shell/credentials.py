@@ -121,6 +121,15 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
         return destructive(f"reads credentials outside the project ({view.shown(root)})")
     if not inside and any(_within(view.home / s, root) and (view.home / s).exists() for s in HOME_SECRETS):
         return destructive(f"reads credentials outside the project (under {view.shown(root)})")
+    for link, target in view.links:  # made earlier in this command, so not on disk yet
+        if (
+            _within(link, root)
+            and not _within(target, view.root)
+            and (secret_reason(target) or _home_secret(target, view))
+        ):
+            return destructive(
+                f"reads credentials outside the project ({view.shown(target)}, through {view.shown(link)})"
+            )
     secret = _walk(root, hidden)
     if secret is None:
         return None
