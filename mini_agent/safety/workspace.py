@@ -11,7 +11,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import tempfile
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 # Files a shell reads at start-up: writing them runs code in the user's next terminal.
@@ -75,6 +76,9 @@ SECRET_NAMES = (
 )
 # Templates that share a secret file's name but hold none.
 NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
+PROCESS_STARTED = time.time()
+"""When this module was first imported: close to the process's start, the default start of a session."""
+LINK_HOPS_LIMIT = 8
 
 
 @dataclass(frozen=True)
@@ -90,16 +94,30 @@ class Workspace:
     """Directories that count as inside too: the system's temporary directory."""
     config_files: tuple[Path, ...] = ()
     """The agent's own configuration: it must not grant itself permissions by editing them."""
+    session_started: float = PROCESS_STARTED
+    """When the session began (epoch seconds): a file whose ctime is later was written or changed during it,
+    so running it runs code the agent wrote (ctime cannot be set back by `touch -d`)."""
+    links: tuple[tuple[Path, Path], ...] = ()
+    """Links a command creates before a later part of it runs, (link, what it points to), both resolved:
+    paths through them resolve to the target although the link does not exist yet."""
 
     @classmethod
-    def at(cls, root: Path, cwd: Path | None = None, config_files: tuple[Path, ...] = ()) -> Workspace:
-        """The workspace of a session in `root`, with the system temp directory as scratch space."""
+    def at(
+        cls,
+        root: Path,
+        cwd: Path | None = None,
+        config_files: tuple[Path, ...] = (),
+        session_started: float | None = None,
+    ) -> Workspace:
+        """The workspace of a session in `root`, with the system temp directory as scratch space; the session
+        started at `session_started` (epoch seconds), by default when this process started."""
         real = Path(os.path.realpath(root))
         return cls(
             root=real,
             cwd=Path(os.path.realpath(cwd)) if cwd else None,
             scratch=(Path(os.path.realpath(tempfile.gettempdir())),),
             config_files=tuple(Path(os.path.realpath(path)) for path in config_files),
+            session_started=PROCESS_STARTED if session_started is None else session_started,
         )
 
     def resolve(self, text: str) -> Path:
@@ -109,7 +127,22 @@ class Workspace:
         path = Path(text)
         if not path.is_absolute():
             path = (self.cwd or self.root) / path
-        return Path(os.path.realpath(path))
+        return self.through_links(Path(os.path.realpath(path)))
+
+    def through_links(self, path: Path) -> Path:
+        """A resolved path, with the links created earlier in the same command followed (latest first)."""
+        for _ in range(LINK_HOPS_LIMIT if self.links else 0):
+            for link, target in reversed(self.links):
+                if path == link or link in path.parents:
+                    path = Path(os.path.realpath(target / path.relative_to(link)))
+                    break
+            else:
+                return path
+        return path
+
+    def linked(self, link: Path, target: Path) -> Workspace:
+        """This workspace after a command creates `link` pointing at `target` (both resolved)."""
+        return replace(self, links=(*self.links, (link, target)))
 
     def inside(self, path: Path) -> bool:
         """Whether a resolved path is in the working directory or scratch space."""

@@ -7,12 +7,31 @@ here prompts, writes or touches the network; resolving paths reads the file syst
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from mini_agent.safety.shell import destructive, find, git, inline, readonly, scripts, syntax, writes
-from mini_agent.safety.shell.commands import Assignment, Command
+from mini_agent.safety.shell import (
+    credentials,
+    destructive,
+    escapes,
+    find,
+    git,
+    gitconfig,
+    inline,
+    interpreters,
+    links,
+    optioncode,
+    outputs,
+    readonly,
+    runtime,
+    scripts,
+    session,
+    syntax,
+    writes,
+)
+from mini_agent.safety.shell.commands import Command
 from mini_agent.safety.shell.fallback import destructive_shape
-from mini_agent.safety.shell.paths import Place
+from mini_agent.safety.shell.findings import Findings
+from mini_agent.safety.shell.paths import Place, write_verdict
 from mini_agent.safety.shell.verdict import Kind, Verdict, ordinary, read_only, worst
 from mini_agent.safety.shell.words import Word
 from mini_agent.safety.shell.wrappers import command_name, unwrap
@@ -24,19 +43,6 @@ WORDS_LIMIT = 1_000
 """Most words judged in one simple command (each path operand costs a file-system lookup)."""
 NESTING_LIMIT = 5
 """Deepest `bash -c` / `eval` / `sh <<EOF` nesting checked; deeper code is treated as destructive."""
-SAFE_VARIABLES = {"LANG", "LANGUAGE", "TZ", "NO_COLOR", "COLUMNS", "LINES", "TERM"}
-PAGERS = {"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER"}
-# Variables whose value other programs run as a shell command: their value is checked like a script.
-COMMAND_VARIABLES = PAGERS | {
-    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND",
-}  # fmt: skip
-# Variables that change which code later commands load or run, even when set on their own.
-LOADER_VARIABLES = {
-    "PATH", "BASH_ENV", "ENV", "IFS", "PS4", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "HOME",
-    "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH", "PERL5LIB", "PERL5OPT", "PERLLIB",
-    "RUBYOPT", "RUBYLIB", "CLASSPATH", "JAVA_TOOL_OPTIONS",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,10 @@ def _classify(command: str, workspace: Workspace) -> Classification:
         return _unchecked(command, "contains a NUL byte")
     checker = _Checker(Place(workspace))
     whole = checker.script(command, depth=0, stdin=None)
+    if runtime.LOOKALIKES.search(command):  # the grammar may split where bash does not (a CR between words)
+        odd = worst(runtime.lookalikes((Word(command, command),)))
+        if odd is not None:
+            checker.parts.append(Part(command.strip(), odd.kind, odd.reason, (command.strip(),)))
     parts = tuple(checker.parts)
     # A parse failure comes first among equals: "could not be fully parsed" says more than any one part.
     verdict = worst([*whole, *(Verdict(part.kind, part.reason) for part in parts)])
@@ -106,6 +116,10 @@ class _Checker:
         self.place = place
         self.parts: list[Part] = []
         self.parsed = True
+        self.code_seen = False
+        self.git_aliases: dict[str, str | None] = {}
+        """git aliases defined earlier on this command line: `git config alias.c clean && git c -fdx`."""
+        """A variable set earlier on this command line holds code (`x='$(...)'`), for `eval` and `bash -c` too."""
 
     def script(self, source: str, depth: int, stdin: tuple[Command, ...] | None) -> list[Verdict]:
         """Check every command of a script; return what applies to the script as a whole."""
@@ -125,10 +139,17 @@ class _Checker:
     def command(self, command: Command, functions: frozenset[str], depth: int, words: tuple[Word, ...] = ()) -> None:
         """Judge one simple command; `words` replaces its words for the rules (find's `{}` filled in)."""
         words = words or command.words
-        found = _Findings([])
+        found = Findings([])
         found.settings(command.assignments, bare=not command.words or command.declaration)
         safe_settings = not found.verdicts
         found.verdicts += writes.redirect_verdicts(command.redirects, self.place)
+        found.verdicts += escapes.redirect_verdicts(command.redirects)
+        found.verdicts += [
+            verdict
+            for redirect in command.redirects
+            if redirect.operator in ("<", "<>") and redirect.target is not None
+            if (verdict := credentials.outside(redirect.target, self.place)) is not None
+        ]
         if command.assignments and safe_settings and command.words and not command.declaration:
             found.forms.append(_text(replace(command, assignments=())))  # `LC_ALL=C sort x` is also `sort x`
         name: str | None = None
@@ -136,20 +157,24 @@ class _Checker:
             found.verdicts.append(read_only(f"read-only: {render(words[:1])} sets shell variables"))
         elif words:
             name = self._words(words, command, functions, depth, found)
-        for script in found.code:
+        self.code_seen = self.code_seen or command.code_in_variables or runtime.carries_code(command)
+        found.verdicts += runtime.evaluation_verdicts(command, name or render(words[:1]), words[1:], self.code_seen)
+        for script in [*found.code, *found.hidden]:
             if script.value is None:
                 found.verdicts.append(Verdict("destructive", f"runs code built at run time ({script.text})"))
                 continue
-            found.forms.append(script.value.strip())
+            if script in found.code:  # interpreter strings are checked, but are no form for permission rules
+                found.forms.append(script.value.strip())
             found.verdicts += self.script(script.value, depth + 1, command.upstream if command.piped else None)
         verdict = worst(found.verdicts) or read_only("only sets variables" if command.assignments else "only redirects")
         text = _text(command)
         self.parts.append(Part(text, verdict.kind, verdict.reason, tuple(dict.fromkeys([text, *found.forms]))))
+        self.place = replace(self.place.wrote(writes.targets("", (), command.redirects)), ran_before=True)
         if name in ("cd", "pushd", "popd"):  # even in a pipeline or subshell: the views keep the old directory
             self._move(name, words)
 
     def _words(
-        self, words: tuple[Word, ...], command: Command, functions: frozenset[str], depth: int, found: _Findings
+        self, words: tuple[Word, ...], command: Command, functions: frozenset[str], depth: int, found: Findings
     ) -> str | None:
         """Judge the command its words name, inside any wrappers; return that command's name."""
         unwrapped = unwrap(words)
@@ -157,6 +182,8 @@ class _Checker:
         found.verdicts += unwrapped.verdicts
         found.settings(unwrapped.assignments, bare=False)
         inner = unwrapped.command + ((Word("read from stdin by xargs", None),) if unwrapped.stdin_operands else ())
+        if unwrapped.stdin_operands and find.fed_to_deletion(inner, command.upstream):
+            found.verdicts.append(Verdict("destructive", "recursive deletion: find's matches are piped to a deletion"))
         name = command_name(inner[0]) if inner and not inner[0].glob else None
         if len(inner) > WORDS_LIMIT:
             shape = destructive_shape(render(inner))
@@ -170,19 +197,21 @@ class _Checker:
                 Verdict("destructive", "the command's name is computed at run time, so it cannot be checked")
             )
         else:
-            found.verdicts += self._rules(name, inner[1:], command, functions, found.code, depth)
+            found.verdicts += runtime.verdicts(inner, name)
+            found.verdicts += self._rules(name, inner, command, functions, found, depth)
         return name
 
     def _rules(
         self,
         name: str,
-        arguments: tuple[Word, ...],
+        inner: tuple[Word, ...],
         command: Command,
         functions: frozenset[str],
-        code: list[Word],
+        found: Findings,
         depth: int,
     ) -> list[Verdict]:
-        place = self.place
+        place, arguments = self.place, inner[1:]
+        code, hidden = found.code, found.hidden
         verdicts: list[Verdict] = []
         if command.function == name and (command.in_pipeline or command.background):
             verdicts.append(Verdict("destructive", f"fork bomb: {name} starts copies of itself without end"))
@@ -190,14 +219,32 @@ class _Checker:
         if runs is not None:
             verdicts += runs.verdicts
             code += runs.scripts
+        hidden += optioncode.scripts(name, arguments)
+        for seen in (
+            interpreters.inline(name, arguments, place),
+            session.runs(inner[0], name, arguments, place, command.redirects),
+        ):
+            if seen is not None:
+                verdicts += seen.verdicts
+                hidden += seen.shell
         verdicts += destructive.verdicts(name, arguments, place)
+        verdicts += escapes.verdicts(name, arguments, place)
+        verdicts += credentials.verdicts(name, arguments, place)
         verdicts += writes.verdicts(name, arguments, place)
+        produced = outputs.targets(name, arguments)
+        verdicts += [verdict for target in produced if (verdict := write_verdict(target, place)) is not None]
         if name == "git":
             verdicts += git.verdicts(arguments, place)
-            code += git.scripts(arguments)
+            code += gitconfig.scripts(arguments)
+            verdicts += gitconfig.hooks(gitconfig.invocation(arguments))
+            self.git_aliases |= gitconfig.defined_aliases(arguments)
+            alias = gitconfig.alias_run(arguments, self.git_aliases, place)
+            hidden += [alias] if alias is not None else []
         elif name == "find":
             plan = find.plan(arguments, place)
             verdicts += plan.verdicts
+            if plan.commands and not any(v.kind == "destructive" for v in plan.verdicts):  # `-exec cat` reads all
+                verdicts += [v for start in plan.starts if (v := credentials.tree_verdict(start, place))][:1]
             for written, filled in plan.commands:
                 if written:
                     nested = replace(command, words=written, assignments=(), redirects=())
@@ -207,6 +254,7 @@ class _Checker:
             if listed.reason == readonly.NOT_LISTED and name in functions:
                 listed = read_only(f"runs the function {name}, whose commands are checked on their own")
             verdicts.append(listed)
+        self.place = links.after(name, arguments, self.place).wrote(writes.targets(name, arguments, ()) + produced)
         return verdicts
 
     def _move(self, name: str, words: tuple[Word, ...]) -> None:
@@ -215,36 +263,6 @@ class _Checker:
             self.place = self.place.lost()
         else:
             self.place = self.place.moved(operands[0] if operands else None)
-
-
-@dataclass
-class _Findings:
-    """What is known about one command while it is judged."""
-
-    verdicts: list[Verdict]
-    code: list[Word] = field(default_factory=list)
-    """Shell code the command runs (`bash -c`, PAGER=..., git -c core.pager=...), checked as scripts."""
-    forms: list[str] = field(default_factory=list)
-
-    def settings(self, assignments: tuple[Assignment, ...], bare: bool) -> None:
-        """What variable assignments add: prefixes other than locale and terminal settings make a command at
-        least ordinary; a bare `x=1` is harmless unless it changes how later commands are found or loaded.
-        Values of variables that hold commands (PAGER, GIT_SSH_COMMAND, ...) are code to check."""
-        for assignment in assignments:
-            name, value = assignment.name, assignment.value
-            text = value.value if value is not None else None
-            if name in PAGERS and text == "cat":
-                continue
-            if name in COMMAND_VARIABLES:
-                if text is None:
-                    self.verdicts.append(ordinary(f"sets {name} to a command computed at run time"))
-                else:
-                    self.code.append(Word(text, text))
-            if bare:
-                if name in LOADER_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_")):
-                    self.verdicts.append(ordinary(f"sets {name}, which changes what later commands run"))
-            elif not (name in SAFE_VARIABLES or name.startswith("LC_")):
-                self.verdicts.append(ordinary(f"sets {name} for the command, which can change what it runs"))
 
 
 def _text(command: Command) -> str:

@@ -45,6 +45,11 @@ class Command:
     """The function whose body holds this command."""
     declaration: bool = False
     """export / declare / local / readonly / typeset: its assignments outlive the command."""
+    evaluates: str | None = None
+    """How the command makes bash evaluate a variable's value as code (see evaluation.py), or None."""
+    code_in_variables: bool = False
+    """A variable assigned earlier in the script holds text with `$(...)`, backticks or `$`: evaluating it runs
+    that code."""
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ def verdicts(name: str, arguments: tuple[Word, ...], place: Place) -> list[Verdi
         return [destructive(f"{name} with a pattern that matches every process")]
     if name == "crontab" and any(word.value == "-r" for word in arguments):
         return [destructive("crontab -r deletes every scheduled job")]
+    if name == "crontab" and not {word.value for word in arguments} & {"-l", "-e"}:
+        return [destructive("crontab installs scheduled jobs, which later run unchecked")]
     return []
 
 

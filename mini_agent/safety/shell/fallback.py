@@ -23,6 +23,8 @@ DISK = {"mke2fs", "mkswap", "wipefs", "shred", "fdisk", "sfdisk", "parted", "gdi
 POWER = {"shutdown", "reboot", "halt", "poweroff", "killall5"}
 OTHER_USER = {"sudo", "doas", "pkexec", "runuser", "su"}
 INTERPRETERS = ("python", "perl", "ruby", "node", "php")
+FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
+DELETERS = {"rm", "rmdir", "unlink", "shred"}
 
 
 def destructive_shape(text: str) -> str | None:
@@ -49,6 +51,8 @@ def _segment_shape(words: list[str]) -> str | None:
     names = {word.rsplit("/", 1)[-1] for word in words}
     if "rm" in names and any(_FORCE.fullmatch(word) for word in words):
         return "recursive or forced deletion"
+    if "find" in names and ("-delete" in words or (names & FIND_RUNS and names & DELETERS)):
+        return "recursive deletion through find"
     if names & DISK or any(name.startswith("mkfs") for name in names):
         return "erases disks or files"
     if "dd" in names and any(word.startswith("of=") for word in words):

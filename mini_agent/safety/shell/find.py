@@ -7,6 +7,7 @@ when tests narrow it (`find . -name '*.o' -exec rm {} +` removes `./*.o`, inside
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from mini_agent.safety.shell.paths import Place, broad, write_verdict
@@ -15,6 +16,8 @@ from mini_agent.safety.shell.words import Word, literal
 
 RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
 WRITES = {"-fprint", "-fprint0", "-fprintf", "-fls"}
+DELETERS = {"rm", "rmdir", "unlink", "shred", "srm", "wipe", "trash", "trash-put", "gio"}
+DELETE_SPLIT = re.compile(r"[\s;|&()`'\"]+|\$\(")
 TAKES_VALUE = set(
     "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -xtype -size -mtime -mmin -atime "
     "-amin -ctime -cmin -newer -anewer -cnewer -user -group -perm -maxdepth -mindepth -printf -fstype -inum "
@@ -33,6 +36,7 @@ class Plan:
     verdicts: list[Verdict] = field(default_factory=list)
     commands: list[tuple[tuple[Word, ...], tuple[Word, ...]]] = field(default_factory=list)
     """(as written, with `{}` filled in) for each command the expression runs."""
+    starts: list[Word] = field(default_factory=list)
 
 
 def plan(arguments: tuple[Word, ...], place: Place) -> Plan:
@@ -46,6 +50,7 @@ def plan(arguments: tuple[Word, ...], place: Place) -> Plan:
         index += 1
     expression = arguments[index:]
     starts = starts or [literal(".")]
+    result.starts = starts
     filtered = _filtered(expression)
     names = _names(expression)
     reached = [_reached(start, filtered, names) for start in starts]
@@ -60,6 +65,10 @@ def plan(arguments: tuple[Word, ...], place: Place) -> Plan:
             while end < len(expression) and expression[end].value not in (";", "+"):
                 end += 1
             written = expression[position:end]
+            if _deletes(written):
+                result.verdicts.append(
+                    destructive(f"recursive deletion: find {word.value} runs a deletion on every match")
+                )
             result.commands.append((written, _filled(written, [word for words in reached for word in words])))
             position = end + 1
         elif word.value in WRITES and position < len(expression):
@@ -73,6 +82,22 @@ def plan(arguments: tuple[Word, ...], place: Place) -> Plan:
         runs = " (the commands it runs are checked on their own)" if result.commands else ""
         result.verdicts.append(read_only(f"read-only: find{runs}"))
     return result
+
+
+def _deletes(command: tuple[Word, ...]) -> bool:
+    """Whether a command run by -exec deletes: rm, rmdir, unlink, shred, also inside `sh -c '...'` or wrappers
+    (any word that is, or holds a line of shell starting with, such a name)."""
+    for word in command:
+        for token in DELETE_SPLIT.split((word.value or "").lower()):
+            if token.rsplit("/", 1)[-1] in DELETERS:
+                return True
+    return False
+
+
+def fed_to_deletion(command: tuple[Word, ...], upstream: tuple) -> bool:
+    """`find . | xargs rm`: a deletion whose operands are what a find upstream prints."""
+    finds = any(stage.words and (stage.words[0].value or "").rsplit("/", 1)[-1].lower() == "find" for stage in upstream)
+    return finds and _deletes(command[:1])
 
 
 def _expression_start(word: Word) -> bool:

@@ -6,7 +6,6 @@ check like any other command line.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from mini_agent.safety.shell import argv
@@ -16,12 +15,6 @@ from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary, read
 from mini_agent.safety.shell.words import Word
 
 GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
-# Configuration whose value git runs as a shell command (a leading `!` marks shell code in aliases).
-COMMAND_KEYS = re.compile(
-    r"core\.(pager|editor|sshcommand|fsmonitor|askpass)|pager\..+|alias\..+|diff\.external|diff\..+\.(textconv|command)"
-    r"|merge\..+\.driver|filter\..+\.(clean|smudge|process)|credential(\..+)?\.helper|sequence\.editor"
-    r"|gpg(\..+)?\.program|uploadpack\.packobjectshook|core\.gitproxy|sendemail\..*cmd",
-)
 SIMPLE_READS = {
     "status", "log", "diff", "show", "rev-parse", "ls-files", "ls-tree", "cat-file", "blame", "describe",
     "shortlog", "grep", "merge-base", "name-rev", "rev-list", "for-each-ref", "show-ref", "count-objects",
@@ -80,28 +73,6 @@ def invocation(arguments: tuple[Word, ...]) -> Invocation:
     return Invocation(None, (), tuple(configs), tuple(from_environment), exec_path)
 
 
-def scripts(arguments: tuple[Word, ...]) -> list[Word]:
-    """Shell code that git's configuration on this command line would run, or that `git config` stores for
-    later (`git config alias.x '!rm -rf ~'`)."""
-    git = invocation(arguments)
-    found = []
-    if git.subcommand is not None and git.subcommand.value == "config":
-        operands = [word for word in git.arguments if not (word.value or "").startswith("-")]
-        if operands and operands[0].value in ("set", "add"):
-            operands = operands[1:]
-        if len(operands) >= 2 and COMMAND_KEYS.fullmatch((operands[0].value or "").lower()):
-            value = operands[1].value
-            found.append(Word(operands[1].text, value[1:] if value and value.startswith("!") else value))
-    for setting in git.configs:
-        key, _, value = (setting.value or "").partition("=")
-        if setting.value is None:
-            found.append(Word(setting.text, None))
-        elif COMMAND_KEYS.fullmatch(key.lower()):
-            found.append(Word(setting.text, value[1:] if value.startswith("!") else value))
-    found += [Word(f"--config-env={key}", None) for key in git.from_environment if COMMAND_KEYS.fullmatch(key.lower())]
-    return found
-
-
 def verdicts(arguments: tuple[Word, ...], place: Place) -> list[Verdict]:
     git = invocation(arguments)
     if git.subcommand is None:
@@ -112,6 +83,9 @@ def verdicts(arguments: tuple[Word, ...], place: Place) -> list[Verdict]:
     args = argv.parse(git.arguments, VALUE_OPTIONS.get(sub, set()) | {"--output"})
     found = _destructive(sub, args)
     found += [v for word in args.value("--output") if (v := write_verdict(word, place)) is not None]
+    if sub == "config":
+        files = argv.parse(git.arguments, {"-f", "--file"}).value("-f", "--file")
+        found += [v for word in files if (v := write_verdict(word, place)) is not None]
     if git.configs or git.from_environment:
         found.append(ordinary("git -c changes git's configuration for this command"))
     if git.exec_path:

@@ -1,8 +1,8 @@
 """Shell code inside other commands' arguments: sed's `e`, trap and alias bodies, ssh's remote command, and
 one-liners for interpreters (`python -c`, `perl -e`, awk programs).
 
-Interpreter code is not shell, so it is only searched for the destructive shapes of the safety net
-(`os.system("rm -rf ~")` is caught; `shutil.rmtree` is not: a known limit).
+Interpreter code is not shell, so here it is only searched for the destructive shapes of the safety net
+(`os.system("rm -rf ~")`); interpreters.py looks at what the code does to files, sockets and shells.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ SED_VALUES = {"-e", "--expression", "-f", "--file", "-l"}
 
 def code(name: str, arguments: tuple[Word, ...]) -> Code | None:
     """Shell code (and verdicts) carried by this command's arguments, or None."""
+    if AWK.fullmatch(name) and _awk_program(arguments) is None:
+        return Code((destructive(f"{name} runs a program built at run time"),))
     if INTERPRETER.fullmatch(name) or AWK.fullmatch(name):
         for word in arguments:
             shape = destructive_shape(word.value) if word.value else None
@@ -44,9 +46,20 @@ def code(name: str, arguments: tuple[Word, ...]) -> Code | None:
     return None
 
 
+def _awk_program(arguments: tuple[Word, ...]) -> Word | None:
+    """awk's program text: the first operand unless -f names a file (then a placeholder that is known)."""
+    args = argv.parse(arguments, {"-f", "--file", "-v", "--assign", "-F", "--field-separator", "-e", "--source"})
+    if args.value("-f", "--file"):
+        return Word("-f", "-f")
+    programs = args.value("-e", "--source") or list(args.operands[:1])
+    return programs[0] if programs and programs[0].value is not None else (None if programs else Word("", ""))
+
+
 def _sed(arguments: tuple[Word, ...]) -> Code | None:
     args = argv.parse(arguments, SED_VALUES)
     scripts = args.value("-e", "--expression") or list(args.operands[:1])
+    if any(word.value is None for word in scripts):
+        return Code((destructive("sed runs a script built at run time (it may use e or w)"),))
     effects = [sed.effects(word.value) for word in scripts if word.value is not None]
     if any(effect.runs_text for effect in effects):
         return Code((destructive("sed runs the edited text as shell commands (e)"),))

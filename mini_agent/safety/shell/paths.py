@@ -45,6 +45,10 @@ class Place:
     elsewhere: tuple[Path, ...] = ()
     """Other directories the shell may be in."""
     cwd_known: bool = True
+    written: frozenset[Path] = frozenset()
+    """Files that earlier parts of the command write (resolved): running one runs code not yet visible."""
+    ran_before: bool = False
+    """Other parts of the command run before the one being judged (a script missing now may be made by them)."""
 
     def known(self, word: Word) -> bool:
         """Whether the path a word names can be worked out before running."""
@@ -69,10 +73,19 @@ class Place:
         others = tuple(dict.fromkeys(path for path in [*destinations[1:], *current] if path != destinations[0]))
         if len(others) >= VIEWS_LIMIT:
             return self.lost()
-        return Place(replace(self.workspace, cwd=destinations[0]), others, self.cwd_known)
+        return replace(self, workspace=replace(self.workspace, cwd=destinations[0]), elsewhere=others)
 
     def lost(self) -> Place:
         return replace(self, cwd_known=False)
+
+    def wrote(self, words: list[Word]) -> Place:
+        """The place after a command writes these files."""
+        paths = {self.views(word)[0].resolve(word.value or "") for word in words[:64] if self.known(word)}
+        return replace(self, written=self.written | paths) if paths else self
+
+    def linked(self, link: Path, target: Path) -> Place:
+        """The place after a command creates `link` pointing at `target`: later paths through it follow it."""
+        return replace(self, workspace=self.workspace.linked(link, target))
 
 
 def _absolute(value: str) -> bool:

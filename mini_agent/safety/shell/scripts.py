@@ -18,7 +18,7 @@ from mini_agent.safety.shell.wrappers import command_name, unwrap
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh"}
 SHELL_VALUES = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
-INTERPRETER = re.compile(r"(python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|php|lua[\d.]*|Rscript|deno|bun|tclsh)")
+INTERPRETER = re.compile(r"(python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|php|lua[\d.]*|rscript|deno|bun|tclsh)")
 INLINE_CODE = {"-c", "-e", "-E", "-m", "-r", "-p", "--eval", "--print", "--command"}
 DOWNLOADERS = {"curl", "wget", "fetch", "nc", "ncat", "netcat", "socat", "aria2c", "http", "https", "lynx", "ftp"}
 DECODERS = {"uudecode", "gunzip", "zcat", "bunzip2", "bzcat", "unxz", "xzcat", "unzstd", "zstdcat", "openssl"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from mini_agent.safety.shell import grammar
+from mini_agent.safety.shell import evaluation, grammar
 from mini_agent.safety.shell.commands import Assignment, Command, Redirect, Script
 from mini_agent.safety.shell.grammar import Source
 from mini_agent.safety.shell.variables import Variables
@@ -58,6 +58,7 @@ class _Walker:
         self.functions: set[str] = set()
         self.variables = Variables(root, source.text)
         self.depth_ok = True
+        self.code_in_variables = False
 
     def text(self, node: Node) -> str:
         return self.source.text(node)
@@ -84,7 +85,11 @@ class _Walker:
         handler = getattr(self, "_" + node.type, self._children)
         return handler(node, context)
 
-    def _record(self, words: list[Word], context: _Context, assignments=(), redirects=(), declaration=False):
+    def _record(
+        self, words: list[Word], context: _Context, assignments=(), redirects=(), declaration=False, evaluates=None
+    ):
+        values = [*words, *(a.value for a in assignments if a.value), *(r.target for r in redirects if r.target)]
+        evaluates = evaluates or next((word.evaluates for word in values if word.evaluates), None)
         command = Command(
             words=tuple(words),
             assignments=tuple(assignments),
@@ -95,6 +100,8 @@ class _Walker:
             background=context.background,
             function=context.function,
             declaration=declaration,
+            evaluates=evaluates,
+            code_in_variables=self.code_in_variables,
         )
         self.commands.append(command)
         return [command]
@@ -164,7 +171,12 @@ class _Walker:
             return Assignment(text, literal(""))
         if value.type == "array" or any(child.type == "+=" for child in node.children):
             return Assignment(text, None)
-        return Assignment(text, self.words([value])[0])
+        word = self.words([value])[0]
+        if word.value is not None and not word.expanded and evaluation.holds_code(word.value):
+            self.code_in_variables = True
+        if name is not None and name.type == "subscript" and not word.evaluates:
+            word = replace(word, evaluates=evaluation.evaluates(name, self.text))
+        return Assignment(text, word)
 
     def _bare(self, nodes: list[Node], context: _Context, words=(), declaration=False) -> list[Command]:
         """Assignments on their own (`x=1`), or declared (`export X=1`): later commands see them."""
@@ -180,12 +192,26 @@ class _Walker:
     def _variable_assignments(self, node: Node, context: _Context) -> list[Command]:
         return self._bare(list(node.named_children), context)
 
+    def _glued(self, node: Node, context: _Context) -> list[Command] | None:
+        """`export$x ...`: an expansion glued to the keyword makes a name only known at run time."""
+        children = node.children
+        if len(children) < 2 or children[1].start_byte != children[0].end_byte:
+            return None
+        found = self._nested(node, context)
+        return found + self._record([Word(self.text(node), None, expanded=True)], context)
+
     def _declaration_command(self, node: Node, context: _Context) -> list[Command]:
+        glued = self._glued(node, context)
+        if glued is not None:
+            return glued
         arguments = [child for child in node.named_children if child.type != "variable_assignment"]
         words = [literal(self.text(node.children[0])), *self._names(arguments)]
         return self._bare(list(node.named_children), context, words, declaration=True)
 
     def _unset_command(self, node: Node, context: _Context) -> list[Command]:
+        glued = self._glued(node, context)
+        if glued is not None:
+            return glued
         found = self._nested(node, context)
         return found + self._record([literal(self.text(node.children[0])), *self._names(node.named_children)], context)
 
@@ -198,7 +224,16 @@ class _Walker:
         found = self._nested(node, context)
         keyword = self.text(node.children[0]) if node.children else "[["
         rest = self.text(node)[len(keyword) :].strip()
-        return found + self._record([literal(keyword), literal(rest)], context)
+        evaluates = evaluation.statement_evaluates(node, self.text)
+        return found + self._record([literal(keyword), literal(rest)], context, evaluates=evaluates)
+
+    def _c_style_for_statement(self, node: Node, context: _Context) -> list[Command]:
+        """`for (( ... ))`: the header is arithmetic, recorded as a command of its own; then the body."""
+        header = self.text(node).split("))")[0] + "))"
+        body = node.child_by_field_name("body")
+        found = [c for child in node.named_children if child != body for c in self._nested(child, context)]
+        found += self._record([literal(header)], context, evaluates=evaluation.statement_evaluates(node, self.text))
+        return found + (self.visit(body, context) if body is not None else [])
 
     def _compound_statement(self, node: Node, context: _Context) -> list[Command]:
         if node.children and node.children[0].type == "((":

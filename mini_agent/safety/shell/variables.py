@@ -21,6 +21,8 @@ class Variables:
         self.poisoned = _poisoned(root, text)
 
     def lookup(self, name: str) -> str | None:
+        if "IFS" in self.poisoned:  # a script that sets IFS splits words where only the running shell knows
+            return None
         if name in self.poisoned:
             return None
         if name in self.values:
@@ -62,4 +64,5 @@ def _poisoned(root: Node, text: Callable[[Node], str]) -> set[str]:
             mentioned.add(text(node).split("=")[0].split("+")[0])
         stack.extend(node.children)
     poisoned |= {name for name, texts in values.items() if len(texts) > 1}
+    poisoned |= {"IFS"} & (set(values) | mentioned)
     return poisoned | (mentioned & set(values))

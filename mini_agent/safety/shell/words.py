@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mini_agent.safety.shell import evaluation
+
 Node = Any
 """A tree_sitter.Node; typed loosely so that importing this module never imports tree-sitter."""
 
@@ -34,6 +36,11 @@ class Word:
     """Comes from a command's output: `$(...)`, backticks or a process substitution `<(...)`."""
     stream: bool = False
     """A process substitution: the path of a pipe to or from a command that is checked on its own."""
+    expanded: bool = False
+    """Holds an expansion (`$x`, `${...}`, `$(...)`, backticks, `$9`, arithmetic), even one resolved statically."""
+    evaluates: str | None = None
+    """How the word makes bash evaluate a variable's value as code (`${!x}`, `${x@P}`, arithmetic on names,
+    array subscripts), or None."""
 
     @property
     def shown(self) -> str:
@@ -64,12 +71,26 @@ def evaluate(nodes: list[Node], reader: Reader) -> list[Word]:
         produced = produced or piece_produced
         glob, braces = glob or piece_glob, braces or piece_braces
         value = None if value is None or piece is None else value + piece
+    expanded = any(_has_expansion(node) for node in nodes)
+    evaluates = next((found for node in nodes if (found := evaluation.evaluates(node, reader.text))), None)
     if value is None:
         stream = len(nodes) == 1 and nodes[0].type == "process_substitution"
-        return [Word(text, None, glob, produced, stream)]
+        return [Word(text, None, glob, produced, stream, expanded, evaluates)]
     if braces:
-        return [Word(text, expanded, glob) for expanded in expand_braces(value)]
-    return [Word(text, value, glob)]
+        return [Word(text, one, glob, False, False, expanded, evaluates) for one in expand_braces(value)]
+    if any(_splits(node, reader) for node in nodes):  # `x="rm -rf ~"; $x` runs rm with two arguments
+        return [Word(text, part, glob, False, False, expanded, evaluates) for part in value.split()] or [
+            Word(text, "", glob, False, False, expanded, evaluates)
+        ]
+    return [Word(text, value, glob, False, False, expanded, evaluates)]
+
+
+def _splits(node: Node, reader: Reader) -> bool:
+    """Whether an unquoted expansion in this node has a value with blanks: bash splits it into words."""
+    if node.type in ("simple_expansion", "expansion"):
+        found = _variable(node, reader)
+        return found is not None and any(blank in found for blank in " \t\n")
+    return node.type in ("concatenation", "command_name") and any(_splits(c, reader) for c in node.children)
 
 
 def _piece(node: Node, reader: Reader) -> tuple[str | None, bool, bool, bool]:
@@ -118,6 +139,15 @@ def _variable(node: Node, reader: Reader) -> str | None:
     if len(names) == 1 and names[0].type == "variable_name":
         return reader.lookup(reader.text(names[0]))
     return None
+
+
+EXPANSIONS = {"simple_expansion", "expansion", "arithmetic_expansion", *SUBSTITUTIONS}
+
+
+def _has_expansion(node: Node) -> bool:
+    if node.type in EXPANSIONS:
+        return True
+    return any(_has_expansion(child) for child in node.named_children)
 
 
 def _has_substitution(node: Node) -> bool:

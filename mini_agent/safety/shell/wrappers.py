@@ -63,8 +63,9 @@ class Unwrapped:
 
 
 def command_name(word: Word) -> str | None:
-    """The name the rules know a command by: `/usr/bin/rm` and `./rm` are rm."""
-    return os.path.basename(word.value) if word.value is not None else None
+    """The name the rules know a command by: `/usr/bin/rm`, `./rm` and `Rm` are rm (case-insensitive file
+    systems run `Rm` as rm, so names are compared in lower case)."""
+    return os.path.basename(word.value).lower() if word.value is not None else None
 
 
 def unwrap(words: tuple[Word, ...]) -> Unwrapped:

@@ -57,6 +57,12 @@ def verdicts(name: str, arguments: tuple[Word, ...], place: Place) -> list[Verdi
     return found + [v for target in _targets(name, args) if (v := write_verdict(target, place)) is not None]
 
 
+def targets(name: str, arguments: tuple[Word, ...], redirects: tuple[Redirect, ...]) -> list[Word]:
+    """The files this command writes, as far as they are known: its output redirections and write operands."""
+    found = [r.target for r in redirects if r.target is not None and r.operator in OUTPUT_REDIRECTS]
+    return found + (_targets(name, argv.parse(arguments, VALUES[name])) if name in VALUES else [])
+
+
 def _targets(name: str, args: argv.Args) -> list[Word]:
     operands = list(args.operands)
     if name in ("tee", "touch", "mkdir", "truncate"):

@@ -1,0 +1,163 @@
+"""git configuration that runs commands: `-c core.pager=...`, aliases stored by `git config`, `core.hooksPath`,
+and the programs `clone -u` / `push --receive-pack` run.
+
+`git -c core.pager='...' log` runs the pager value as shell code, `git config alias.c 'clean -fdx'` makes a
+later `git c` delete untracked files, `core.hooksPath` makes git run the scripts of any folder: the values are
+returned as scripts to check like any other command line (an alias without `!` as the git command it stands for).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from mini_agent.safety.shell import argv
+from mini_agent.safety.shell.git import Invocation, invocation
+from mini_agent.safety.shell.paths import Place
+from mini_agent.safety.shell.verdict import Verdict, destructive
+from mini_agent.safety.shell.words import Word
+
+# Configuration whose value git runs as a shell command (a leading `!` marks shell code in aliases).
+COMMAND_KEYS = re.compile(
+    r"core\.(pager|editor|sshcommand|fsmonitor|askpass)|pager\..+|alias\..+|diff\.external|diff\..+\.(textconv|command)"
+    r"|merge\..+\.driver|filter\..+\.(clean|smudge|process)|credential(\..+)?\.helper|sequence\.editor"
+    r"|gpg(\..+)?\.program|uploadpack\.packobjectshook|core\.gitproxy|sendemail\..*cmd",
+)
+CONFIG_VALUES = {"-f", "--file", "--blob", "--type", "--default", "--comment", "--value"}
+# Options of clone, fetch, push, ls-remote and archive whose value git runs as a shell command.
+PROGRAM_OPTIONS = {"--upload-pack", "-u", "--receive-pack", "--exec"}
+
+
+def scripts(arguments: tuple[Word, ...]) -> list[Word]:
+    """Shell code that git's configuration on this command line would run, or that `git config` stores for
+    later (`git config alias.x '!rm -rf ~'`)."""
+    git = invocation(arguments)
+    found = []
+    if git.subcommand is not None and git.subcommand.value == "config":
+        operands = _config_operands(git.arguments)
+        if operands and operands[0].value in ("set", "add"):
+            operands = operands[1:]
+        if len(operands) >= 2 and COMMAND_KEYS.fullmatch((operands[0].value or "").lower()):
+            found.append(_code((operands[0].value or "").lower(), operands[1]))
+    for setting in git.configs:
+        key, _, value = (setting.value or "").partition("=")
+        if setting.value is None:
+            found.append(Word(setting.text, None))
+        elif COMMAND_KEYS.fullmatch(key.lower()):
+            found.append(_code(key.lower(), Word(setting.text, value)))
+    found += [Word(f"--config-env={key}", None) for key in git.from_environment if COMMAND_KEYS.fullmatch(key.lower())]
+    if git.subcommand is not None and git.subcommand.value in (
+        "clone",
+        "fetch",
+        "pull",
+        "push",
+        "ls-remote",
+        "archive",
+    ):
+        found += argv.parse(git.arguments, PROGRAM_OPTIONS).value(*PROGRAM_OPTIONS)
+    return found
+
+
+def _config_operands(arguments: tuple[Word, ...]) -> list[Word]:
+    """`git config`'s operands, without the values of its options (`--file .git/config`)."""
+    operands: list[Word] = []
+    skip = False
+    for word in arguments:
+        value = word.value or ""
+        if skip:
+            skip = False
+        elif value in CONFIG_VALUES:
+            skip = True
+        elif not value.startswith("-"):
+            operands.append(word)
+    return operands
+
+
+def _code(key: str, value: Word) -> Word:
+    """The shell code a command-valued setting runs: an alias without `!` runs git itself (`clean -fdx`)."""
+    text = value.value
+    if text is not None and text.startswith("!"):
+        return Word(value.text, text[1:])
+    if key.startswith("alias.") and text is not None:
+        return Word(value.text, "git " + text)
+    return value
+
+
+def hooks(git: Invocation) -> list[Verdict]:
+    """`core.hooksPath` set on the command line or stored: git then runs whatever scripts that folder holds."""
+    keys = [(setting.value or "").partition("=")[0].lower() for setting in git.configs]
+    if git.subcommand is not None and git.subcommand.value == "config":
+        keys += [(word.value or "").lower() for word in git.arguments if not (word.value or "").startswith("-")]
+    if "core.hookspath" in keys:
+        return [destructive("core.hooksPath makes git run the scripts of another folder as hooks")]
+    return []
+
+
+# git's own commands: any other subcommand may be an alias, looked up in the command line and the config files.
+BUILTINS = set(
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore checkout "
+    "cherry cherry-pick citool clean clone commit config count-objects describe diff diff-files diff-index "
+    "diff-tree difftool fetch filter-branch for-each-ref format-patch fsck gc grep gui hash-object help init "
+    "log ls-files ls-remote ls-tree maintenance merge merge-base mergetool mv name-rev notes pull push "
+    "range-diff rebase reflog remote repack replace reset restore rev-list rev-parse revert rm shortlog show "
+    "show-branch show-ref sparse-checkout stash status submodule switch tag update-index update-ref "
+    "verify-commit whatchanged worktree version lfs".split()
+)
+ALIAS_LINE = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*$")
+CONFIG_FILES = (".git/config",)
+HOME_CONFIG_FILES = (".gitconfig", ".config/git/config")
+
+
+def defined_aliases(arguments: tuple[Word, ...]) -> dict[str, str | None]:
+    """Aliases this git command defines (`git config alias.c clean`, `git -c alias.c=clean ...`)."""
+    git = invocation(arguments)
+    found: dict[str, str | None] = {}
+    for setting in git.configs:
+        key, _, value = (setting.value or "").partition("=")
+        if key.lower().startswith("alias."):
+            found[key[6:]] = value if setting.value is not None else None
+    if git.subcommand is not None and git.subcommand.value == "config":
+        operands = _config_operands(git.arguments)
+        if operands and operands[0].value in ("set", "add"):
+            operands = operands[1:]
+        if len(operands) >= 2 and (operands[0].value or "").lower().startswith("alias."):
+            found[(operands[0].value or "")[6:]] = operands[1].value
+    return found
+
+
+def alias_run(arguments: tuple[Word, ...], known: dict[str, str | None], place: Place) -> Word | None:
+    """What `git NAME ...` runs when NAME is an alias: set earlier in this command line, or in the project's
+    or the user's git config. Returned as shell code (`!...` aliases) or as the git command it stands for."""
+    git = invocation(arguments)
+    name = git.subcommand.value if git.subcommand is not None else None
+    if name is None or name in BUILTINS:
+        return None
+    value = known[name] if name in known else _configured(name, place)
+    if value is None:
+        return Word(name, None) if name in known else None
+    rest = [word.value for word in git.arguments]
+    tail = "" if any(v is None for v in rest) else " ".join(shlex.quote(v or "") for v in rest)
+    if any(v is None for v in rest):
+        return Word(f"git {name} ...", None)
+    code = value[1:] if value.startswith("!") else f"git {value}"
+    return Word(f"git {name}", f"{code} {tail}".strip())
+
+
+def _configured(name: str, place: Place) -> str | None:
+    view = place.workspace
+    files = [view.root / path for path in CONFIG_FILES] + [view.home / path for path in HOME_CONFIG_FILES]
+    if view.cwd is not None:
+        files.insert(0, view.cwd / ".git" / "config")
+    for path in files:
+        try:
+            text = path.read_text(errors="replace")[:200_000]
+        except OSError:
+            continue
+        section = ""
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("["):
+                section = stripped.strip("[]").strip().lower()
+            elif section == "alias" and (match := ALIAS_LINE.match(stripped)) and match[1].lower() == name.lower():
+                return match[2].strip('"')
+    return None
