@@ -8,6 +8,7 @@ call that would send a known secret out into a question (safety/egress.py), in e
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,8 @@ class Gate:
         self.settings, self.ctx, self.confirm, self._tool = settings, ctx, confirm, tool
         self._notify = notify
         self._told_no_sandbox = False
+        self.started = time.time()
+        """When the session began: a script changed since then is the agent's work, judged by its content."""
         self.mode = settings.permission_mode
         """The permission mode; the REPL may change it between turns."""
         self.rules = settings.rules
@@ -82,7 +85,9 @@ class Gate:
         cwd = Path(os.path.realpath(self.ctx.cwd))
         if self._workspace is None or self._workspace.cwd != cwd:
             root = self._workspace.root if self._workspace else None
-            self._workspace = Workspace.at(root or self.settings.cwd, cwd, self.settings.config_files)
+            self._workspace = Workspace.at(
+                root or self.settings.cwd, cwd, self.settings.config_files, session_started=self.started
+            )
         return self._workspace
 
     def _sandboxed(self) -> bool:
