@@ -30,8 +30,11 @@ needs_sandbox = pytest.mark.skipif(mechanism() is None, reason="no OS sandbox on
 def world():
     """A project, a home with precious files beside it, and a directory outside both.
 
-    Not under /tmp: the workspace-write sandbox lets commands write in the temp dirs, as builds need."""
-    base = Path(tempfile.mkdtemp(prefix="mini-agent-attack-", dir="/var/tmp"))
+    Not under /tmp: the workspace-write sandbox lets commands write in the temp dirs, as builds need (and not
+    under /var/tmp, which the policy counts as a system tree)."""
+    cache = Path.home() / ".cache" / "mini-agent-tests"
+    cache.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="attack-", dir=cache))
     try:
         yield _world(base)
     finally:
@@ -247,6 +250,8 @@ if action == "write":
     open(target, "w").write("pwned")
 elif action == "read":
     print(open(target).read())
+elif action == "key":  # the path never appears on the command line: only the sandbox knows what is read
+    print(open(os.path.expanduser("~/.ssh/id_rsa")).read())
 elif action == "connect":
     socket.create_connection(("127.0.0.1", int(target)), timeout=2).sendall(b"hello")
 elif action == "environ":
@@ -298,7 +303,7 @@ def test_in_auto_mode_a_program_cannot_write_outside_read_keys_connect_or_see_th
     commands = [
         f"python3 tool.py write {outside}/evil",
         f"python3 tool.py write {home}/.bashrc",
-        f"python3 tool.py read {home}/.ssh/id_rsa",
+        "python3 tool.py key",
         f"python3 tool.py connect {listener.port}",
         "python3 tool.py environ",
         "python3 tool.py write inside.txt",
