@@ -21,3 +21,19 @@ def alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def process_running(*argv: str) -> int | None:
+    """The pid of a live process whose command line is exactly `argv`, searched in /proc.
+
+    For commands run in the sandbox: inside its PID namespace `$$` is not the pid the host sees."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "cmdline").read_bytes() == wanted and alive(int(entry.name)):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None

@@ -10,7 +10,7 @@ import time
 
 import pytest
 from fake_api import answer, failure, tool_use
-from support import BIN, TEST_KEY, alive
+from support import BIN, TEST_KEY, alive, process_running
 
 from mini_agent import __version__
 
@@ -138,7 +138,7 @@ def test_stream_json_prints_a_line_per_step(run_cli, api):
         "type": "tool_call",
         "id": "b1",
         "name": "bash",
-        "input": {"command": "echo streamed", "timeout": 120, "description": None},
+        "input": {"command": "echo streamed", "timeout": 120, "description": None, "outside_sandbox": False},
     }
     assert "streamed" in lines[3]["content"] and lines[3]["is_error"] is False
     assert lines[-1]["result"] == "Finished." and lines[-1]["steps"] == 2
@@ -225,8 +225,7 @@ def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):
 
 
 def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
-    pid_file = tmp_path / "sleep.pid"
-    api.script(answer(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"})))
+    api.script(answer(tool_use("bash", {"command": "exec sleep 60.4242"})))  # in the sandbox: found by argv
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
     process = subprocess.Popen(
@@ -238,9 +237,9 @@ def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
         stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 30
-    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+    while (sleeper := process_running("sleep", "60.4242")) is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    sleeper = int(pid_file.read_text())
+    assert sleeper is not None
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, err

@@ -8,7 +8,7 @@ import time
 import pexpect
 import pytest
 from fake_api import answer, tool_use
-from support import BIN, TEST_KEY, alive
+from support import BIN, TEST_KEY, alive, process_running
 
 
 def spawn(api, cwd, *args: str) -> pexpect.spawn:
@@ -51,20 +51,18 @@ def test_one_turn_per_line_and_ctrl_d_exits(api, tmp_path):
 
 
 def test_ctrl_c_during_a_command_returns_to_the_prompt_with_the_session_intact(api, tmp_path):
-    pid_file = tmp_path / "pid"
-    api.script(
-        answer(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"}, id="slow")), answer("Still here.")
-    )
+    api.script(answer(tool_use("bash", {"command": "exec sleep 60.4343"}, id="slow")), answer("Still here."))
     child = spawn(api, tmp_path, "--yes")
     child.expect("›")
     child.sendline("run something slow")
     deadline = time.monotonic() + 30
-    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+    while (sleeper := process_running("sleep", "60.4343")) is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert sleeper is not None  # run in the sandbox: found by its argv, since `$$` is the namespace's own pid
     child.sendcontrol("c")
     child.expect("Interrupted")
     child.expect("›")
-    assert not alive(int(pid_file.read_text()))
+    assert not alive(sleeper)
     child.sendline("are you there?")
     child.expect("Still here.")
     child.expect("›")

@@ -14,6 +14,8 @@ from support import BIN, TEST_KEY, alive
 
 HARNESS = Path(__file__).parent / "tools" / "bash_harness.py"
 # A loop in the command's own group, and one that left it with setsid (found by the token in its environment).
+# The watchdog is for commands run outside the sandbox (inside, the PID namespace ends them with the call).
+OUTSIDE_THE_SANDBOX = ("--dangerously-skip-permissions",)
 LOOPS = (
     "(while :; do echo x >> ticks; sleep 0.05; done) & echo $! > loop.pid; "
     "setsid sh -c 'echo $$ > escapee.pid; while :; do echo y >> ticks2; sleep 0.05; done' & "
@@ -58,7 +60,7 @@ def test_kill_9_of_the_agent_mid_call_kills_everything_its_commands_started(api,
     api.script(answer(tool_use("bash", {"command": command})))
     env = agent_environment(api) | {"MINI_AGENT_HOME": str(tmp_path / "home")}
     agent = subprocess.Popen(
-        [str(BIN), "-p", "start the loops", "--yes"],
+        [str(BIN), "-p", "start the loops", *OUTSIDE_THE_SANDBOX],
         cwd=tmp_path,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -78,7 +80,7 @@ def test_kill_9_of_the_agent_mid_call_kills_everything_its_commands_started(api,
 def test_background_processes_end_when_a_run_ends_normally(run_cli, api, tmp_path: Path) -> None:
     api.script(answer(tool_use("bash", {"command": LOOPS + "echo started"})), answer("Started them."))
 
-    done = run_cli(["-p", "start the loops", "--yes"], api)
+    done = run_cli(["-p", "start the loops", *OUTSIDE_THE_SANDBOX], api)
 
     assert done.returncode == 0, done.stderr
     assert_all_gone(tmp_path, pids(tmp_path, "loop.pid", "escapee.pid"))

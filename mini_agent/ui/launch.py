@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import select
 import sys
+import threading
 import time
 
 from mini_agent.attach import Attachment, read_limited, stdin_attachment
@@ -25,6 +26,8 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     provider = AnthropicProvider(settings)
     if not interactive:
         provider.warm_up()  # the SDK import overlaps everything below
+        if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
+            threading.Thread(target=_probe_sandbox, name="sandbox-probe", daemon=True).start()
     if prompt is None and not interactive and stdin is None:
         raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
     piped, more = "", False
@@ -90,6 +93,12 @@ def context_keeper(agent):
     return ContextKeeper(
         ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.window, agent.overhead
     )
+
+
+def _probe_sandbox() -> None:
+    from mini_agent.safety.sandbox import mechanism
+
+    mechanism()
 
 
 def _has_input(stdin) -> bool:
