@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from fake_api import answer, tool_use
@@ -121,3 +124,35 @@ def test_in_a_terminal_ctrl_c_at_the_question_ends_the_run_and_changes_nothing(a
     child.expect("Interrupted")
     assert finish(child) == 130
     assert not (tmp_path / "made.txt").exists()
+
+
+def test_in_a_terminal_a_yes_runs_a_blocked_command_outside_the_sandbox(api, tmp_path):
+    """Auto mode: the sandbox blocks a write outside the project; the model asks to leave it; the human says yes."""
+    from mini_agent.safety.sandbox import mechanism
+
+    if mechanism() is None:
+        pytest.skip("no OS sandbox on this machine")
+    # Outside /tmp: the workspace-write sandbox lets commands write in the temp dirs.
+    cache = Path.home() / ".cache" / "mini-agent-tests"
+    cache.mkdir(parents=True, exist_ok=True)
+    outside = Path(tempfile.mkdtemp(prefix="outside-", dir=cache))
+    try:
+        (tmp_path / "tool.py").write_text("import sys\nopen(sys.argv[1], 'w').write('made')\n")
+        command = f"python3 tool.py {outside}/made"
+        api.script(
+            answer(tool_use("bash", {"command": command}, id="first")),
+            answer(tool_use("bash", {"command": command, "outside_sandbox": True}, id="second")),
+            answer("Written."),
+        )
+        child = spawn(api, tmp_path, "-p", "write it", "--permission-mode", "auto")
+        child.expect("runs outside the sandbox")
+        child.expect(r"Allow\? \[y/n/a\]")
+        assert not (outside / "made").exists()  # the first, sandboxed try was blocked
+        child.sendline("y")
+        child.expect("Written.")
+        assert finish(child) == 0
+        first = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+        assert '<system_hint type="sandbox"' in first and "outside_sandbox" in first
+        assert (outside / "made").read_text() == "made"
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
