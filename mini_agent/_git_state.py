@@ -17,8 +17,13 @@ MAX_CHANGES = 30
 COMMITS_SHOWN = 5
 SUBJECT_CHARS = 80
 
-_CONFIG = ["-c", "color.ui=false", "-c", "core.quotePath=false", "-c", "status.relativePaths=false"]
-"""Plain output whatever the user's config says: no colour, UTF-8 names unquoted, paths from the repository root."""
+_CONFIG = [
+    *("-c", "color.ui=false", "-c", "core.quotePath=false", "-c", "status.relativePaths=false"),
+    *("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"),
+]
+"""Plain output whatever the user's config says: no colour, UTF-8 names unquoted, paths from the repository root;
+and none of the programs a repository's own config can make `git status` run (core.fsmonitor)."""
+AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _STATUS = ["status", "--porcelain=v2", "--branch", "--untracked-files=normal"]
 _LOG = ["log", f"-n{COMMITS_SHOWN}", "--format=%h %s", "--no-show-signature"]
 _TOPLEVEL = ["rev-parse", "--show-toplevel"]
@@ -141,7 +146,7 @@ class _Result:
 def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Result]:
     """Run independent git commands at once; all of them share one deadline."""
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS},
         "GIT_OPTIONAL_LOCKS": "0",  # status must never take the index lock a concurrent git of the user's needs
         "LC_ALL": "C",
         "GIT_PAGER": "cat",
@@ -150,16 +155,23 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
     }
     base = [git, "--no-pager", *_CONFIG]
     processes: list[subprocess.Popen[bytes]] = []
+    launches = []
     try:
         for command in commands:
+            argv, command_env, preexec = [*base, *command], env, None
+            launch = _confined(argv, env, cwd)
+            if launch is not None:
+                launches.append(launch)
+                argv, command_env, preexec = launch.argv, launch.env, launch.preexec_fn
             processes.append(
                 subprocess.Popen(
-                    [*base, *command],
+                    argv,
                     cwd=cwd,
-                    env=env,
+                    env=command_env,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
+                    preexec_fn=preexec,
                 )
             )
         deadline = time.monotonic() + GIT_TIMEOUT
@@ -177,6 +189,22 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
             if process.returncode is None:  # not reaped by communicate: stop it and close its pipes
                 process.kill()
                 process.communicate()
+        for launch in launches:
+            launch.cleanup()
+
+
+def _confined(argv: list[str], env: dict[str, str], cwd: Path):
+    """git in the read-only sandbox, where there is one: it reads the repository's own config and attributes,
+    which a downloaded project chooses and which can name programs (filter drivers, textconv) beyond the ones
+    `_CONFIG` switches off. None runs it as it is."""
+    from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine, mechanism
+
+    if mechanism() is None:
+        return None
+    try:
+        return confine(argv, env, cwd, Confinement("read-only", root=cwd))
+    except SandboxUnavailable:
+        return None
 
 
 def _decode(data: bytes) -> str:

