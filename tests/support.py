@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 TEST_KEY = "sk-ant-test-SECRET-0123456789"
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+"""Inputs from public projects, kept in the repository: a fresh clone needs nothing beside it."""
 BIN = Path(sys.executable).parent / "mini-agent"
 
 
