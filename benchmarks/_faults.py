@@ -1,4 +1,5 @@
-"""What the fault guards cost: the bash watchdog per call and once, the write journal, the content-hash check."""
+"""What the fault guards cost: the bash watchdog per call and once, the write journal, the content-hash check,
+and masking a tool's output against the session's known secrets."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from mini_agent.tools.bash import bash
 
 def fault_rows(runs: int) -> list[Row]:
     rows = []
-    for measure in (_watchdog_per_call, _watchdog_start, _bash_with_and_without, _journal, _stale_check):
+    measures = (_watchdog_per_call, _watchdog_start, _bash_with_and_without, _journal, _stale_check, _masking)
+    for measure in measures:
         try:
             rows.append(measure(runs))
         except Exception as exc:  # one broken measure must not hide the others
@@ -123,3 +125,22 @@ def _stale_check(runs: int) -> Row:
                 times.append(time.perf_counter() - started)
             results.append(f"{size >> 20} MB: {millis(median(times))}")
     return Row("Staleness check by content hash (sha256)", ", ".join(results), "—", None)
+
+
+def _masking(runs: int) -> Row:
+    """1 MB of log output against 20 known secrets (each in every encoding), one of them inside as base64."""
+    import base64
+
+    from mini_agent.safety.secrets import SecretSet
+
+    values = [f"secret-{index:02d}-{'k' * index}-Zq9{index}" for index in range(20)]
+    secrets = SecretSet([(value, f"S{index}") for index, value in enumerate(values)])
+    line = "2024-01-01 12:00:00 INFO request served in 12 ms from 10.0.0.7 path=/api/items?page=3\n"
+    text = (line * (1_000_000 // len(line)))[:1_000_000]
+    text = text[:500_000] + base64.b64encode(values[7].encode()).decode() + text[500_000:]
+    times = []
+    for _ in range(max(3, runs // 10)):
+        started = time.perf_counter()
+        secrets.mask(text)
+        times.append(time.perf_counter() - started)
+    return Row("Masking 1 MB of output against 20 known secrets (every encoding)", millis(median(times)), "—", None)

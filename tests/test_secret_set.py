@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import subprocess
 import threading
-import time
 from urllib.parse import quote
 
 import pytest
@@ -146,18 +145,15 @@ def test_the_set_is_safe_to_grow_while_other_threads_mask():
     assert not failures and len(secrets) == 101
 
 
-def test_masking_a_megabyte_with_twenty_secrets_stays_cheap(capsys):
+def test_a_secret_in_the_middle_of_a_megabyte_is_masked():
+    """(What this costs is a benchmark row: benchmarks/_faults.py.)"""
     values = [f"secret-{index:02d}-{'k' * index}-Zq9{index}" for index in range(20)]
     secrets = SecretSet([(value, f"S{index}") for index, value in enumerate(values)])
     line = "2024-01-01 12:00:00 INFO request served in 12 ms from 10.0.0.7 path=/api/items?page=3\n"
     text = (line * (1_000_000 // len(line)))[:1_000_000]
     text = text[:500_000] + base64.b64encode(values[7].encode()).decode() + text[500_000:]
-    started = time.perf_counter()
     masked = secrets.mask(text)
-    elapsed = time.perf_counter() - started
-    assert not leaked(values[7], masked)
-    with capsys.disabled():
-        print(f"\nmasking 1 MB with 20 secrets: {elapsed * 1000:.0f} ms")
+    assert not leaked(values[7], masked) and len(masked) < len(text)
 
 
 def test_the_halves_of_a_secret_cut_by_output_truncation_are_masked():
