@@ -81,9 +81,7 @@ def test_thinking_blocks_keep_their_signature(api, settings_for):
     ],
 )
 def test_recorded_sdk_streams_replay(api, settings_for, fixture, stop_reason, block_types):
-    path = SSE / f"anthropic-sdk-python__{fixture}.sse"
-    if not path.exists():
-        pytest.skip(f"fixture {path} not present")
+    path = SSE / f"anthropic-sdk-python__{fixture}.sse"  # in the repository: a missing one is a failure
     api.script(replay(path))
     provider, _ = provider_for(api, settings_for)
     reply = provider.complete(request(), lambda e: None)

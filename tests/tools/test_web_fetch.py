@@ -23,7 +23,7 @@ from mini_agent.tools.web_fetch import web_fetch
 web_fetch_module = importlib.import_module("mini_agent.tools.web_fetch")
 web_connect = importlib.import_module("mini_agent.tools.web_connect")
 REGISTRY = ToolRegistry([web_fetch])
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "html"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "html"
 HINT = re.compile(
     r'\n\n<system_hint type="truncated" shown="(\d+)-(\d+)" total="(\d+)" next_offset="(\d+)">[^<]*</system_hint>$'
 )
@@ -92,8 +92,6 @@ LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()]*\))*(?: \"[^\"]*\")?\)")
 
 
 def fixture_file(name: str, suffix: str) -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"HTML fixtures not found at {FIXTURES.resolve()} (the shared fixtures folder beside the repo)")
     return FIXTURES / f"readability__{name}.{suffix}"
 
 
