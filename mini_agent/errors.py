@@ -61,11 +61,9 @@ class TurnAborted(MiniAgentError):
         super().__init__(message)
 
 
-def redact(text: str, secrets) -> str:
-    """Replace every secret in text with a mask, so no key leaves the process. `secrets` is a list of values, or
-    the session's SecretSet (Settings.secret_set), which also masks their encodings."""
-    if hasattr(secrets, "mask"):
-        return secrets.mask(text)
+def redact(text: str, secrets: list[str]) -> str:
+    """Replace every secret value in text with a mask, before a session exists; a session masks with its
+    SecretSet (Settings.secret_set), which also knows their encodings."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "****")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mini_agent.errors import ContextOverflow, ProviderError, redact
+from mini_agent.errors import ContextOverflow, ProviderError
 from mini_agent.events import Emit, ReplyDiscarded, TextDelta
 from mini_agent.faults import StreamCut, backoff, classify
 from mini_agent.settings import Settings
@@ -125,13 +125,13 @@ class AnthropicProvider:
                 if fault.kind == "stream_error":
                     streaming = False  # an error event mid-stream: ask again without streaming
                 if fault.kind == "context_overflow":
-                    raise ContextOverflow(redact(fault.message, self.settings.secret_set)) from None
+                    raise ContextOverflow(self.settings.secret_set.mask(fault.message)) from None
                 if not fault.retryable or attempt >= self.settings.max_retries:
                     tries = f" (gave up after {attempt + 1} attempts)" if fault.retryable else ""
-                    raise ProviderError(redact(fault.message + tries, self.settings.secret_set)) from None
+                    raise ProviderError(self.settings.secret_set.mask(fault.message + tries)) from None
                 attempt += 1
                 delay = backoff(attempt, self.settings.retry_base_delay, fault)
-                emit(ReplyDiscarded(redact(fault.message, self.settings.secret_set), attempt, delay))
+                emit(ReplyDiscarded(self.settings.secret_set.mask(fault.message), attempt, delay))
                 self._sleep(delay)
 
     def _stream(self, body: dict, emit: Emit) -> Reply:

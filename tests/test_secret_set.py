@@ -175,3 +175,9 @@ def test_the_session_file_masks_what_the_set_learns_after_it_was_opened(tmp_path
         encoded = base64.b64encode(f"GITHUB_TOKEN={TOKEN}".encode()).decode()
         writer.write({"type": "message", "message": {"role": "user", "content": encoded, TOKEN: "as a key"}})
     assert not leaked(TOKEN, path.read_text()) and "****" in path.read_text()
+
+
+def test_texts_shorter_than_any_secret_are_skipped_but_one_exactly_a_secret_is_masked():
+    secrets = SecretSet([("abcd1234efgh", "X")])
+    assert secrets.mask("abcd1234efg") == "abcd1234efg"  # a streamed delta shorter than every literal
+    assert secrets.mask("abcd1234efgh") == "****" and secrets.mask("hgfe4321dcba") == "****"  # raw, reversed

@@ -71,6 +71,8 @@ class SecretSet:
         self._secrets: dict[str, Secret] = {}
         self._entries: tuple[_Entry, ...] = ()
         self._needles: tuple[tuple[bytes, Secret], ...] = ()
+        self._shortest = 0
+        """The shortest literal searched for: a shorter text (most streamed deltas) cannot hold a secret."""
         self._project = project
         self._stamps: dict[str, tuple[int, int, int]] = {}
         self.minimum = minimum
@@ -92,6 +94,7 @@ class SecretSet:
             added = [_Entry(form, secret, name, any(char in SPACES for char in form)) for form, name in forms]
             # Longest first, so a secret containing another is masked whole and named by the longer one.
             self._entries = tuple(sorted((*self._entries, *added), key=lambda entry: -len(entry.literal)))
+            self._shortest = len(self._entries[-1].literal)
             self._needles = (*self._needles, (value.encode("utf-8", "surrogatepass"), secret))
         return True
 
@@ -148,8 +151,8 @@ class SecretSet:
     def find(self, text: str) -> list[Hit]:
         """Every place a known secret appears in the text, in any of its encodings (overlaps possible)."""
         entries = self._entries
-        if not entries or not text:
-            return []
+        if not entries or (len(text) < self._shortest and "characters omitted" not in text):
+            return []  # shorter than any literal (most streamed deltas), and no cut half of one either
         hits: list[Hit] = []
         stripped = strip_spaces(text)
         spaces: SpaceMap | None = None

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from mini_agent.agent import Agent
-from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted, redact
+from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted
 from mini_agent.settings import PERMISSION_MODES, Settings
 from mini_agent.ui.confirm import ask_on_terminal
 from mini_agent.ui.slash import SlashCommands
@@ -93,7 +93,7 @@ class Repl:
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
-            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secret_set))}[/]")
+            self.console.print(f"[red]mini-agent: {_escape(self.settings.secret_set.mask(str(exc)))}[/]")
         finally:
             warning = self.sessions.after_turn()
             if warning:
@@ -120,7 +120,7 @@ class Repl:
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
-            self.console.print(f"[red]mini-agent: {_escape(redact(str(exc), self.settings.secret_set))}[/]")
+            self.console.print(f"[red]mini-agent: {_escape(self.settings.secret_set.mask(str(exc)))}[/]")
         return False
 
     def _commands(self) -> SlashCommands:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from mini_agent.agent import Agent, TurnResult
-from mini_agent.errors import ExitStatus, MiniAgentError, redact
+from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.events import AssistantMessage, Emit, Event
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
@@ -63,7 +63,7 @@ def run_once(
         result = agent.run_turn(prompt, stdin)
         status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
     except MiniAgentError as exc:
-        status, error = exc.exit_status, redact(str(exc), settings.secret_set)
+        status, error = exc.exit_status, settings.secret_set.mask(str(exc))
     if sessions is not None:
         warning = sessions.after_turn()
         if warning:
