@@ -54,10 +54,10 @@ class FileStamp:
     def of(cls, path: Path, data: bytes | None = None) -> FileStamp:
         """The file as it is now; `data`, when given, is its whole content (what we just wrote or read)."""
         info = path.stat()
-        if data is None and info.st_size <= HASHED_UP_TO:
-            data_digest: bytes | None = _file_digest(path)
+        if info.st_size > HASHED_UP_TO:
+            data_digest: bytes | None = None
         else:
-            data_digest = _digest(data) if data is not None else None
+            data_digest = _digest(data) if data is not None else _file_digest(path)
         return cls(info.st_size, info.st_mtime_ns, info.st_ctime_ns, (info.st_dev, info.st_ino), data_digest)
 
     def unchanged(self, path: Path, data: bytes | None = None) -> bool:

@@ -61,12 +61,17 @@ def read_file(
     """
     target = ctx.resolve(path)
     info = require_regular_file(target)
+    data = None
     try:
         with open(target, "rb") as raw:
-            page = _read_page(target, raw, info.st_size, offset, limit)
+            source: BinaryIO = raw
+            if info.st_size <= COUNT_TOTAL_MAX_BYTES:  # read once: paged from memory, and hashed for the stamp
+                data = raw.read()
+                source = io.BufferedReader(io.BytesIO(data))  # the line reader peeks
+            page = _read_page(target, source, info.st_size, offset, limit)
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "read")) from None
-    ctx.remember(target)
+    ctx.remember(target, data)
     if ctx.secrets is not None and secret_reason(os.path.realpath(target)):
         ctx.secrets.harvest(target, str(path))  # before the page goes out: the agent masks what it knows
     return page
