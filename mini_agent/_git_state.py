@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.context import Skip, TurnInput
+from mini_agent.tools._process import child_environment
 
 GIT_TIMEOUT = 2.0
 """Seconds for all git runs together; the gatherer stops waiting sooner, this only reaps a stuck git."""
@@ -23,7 +24,6 @@ _CONFIG = [
 ]
 """Plain output whatever the user's config says: no colour, UTF-8 names unquoted, paths from the repository root;
 and none of the programs a repository's own config can make `git status` run (core.fsmonitor)."""
-AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _STATUS = ["status", "--porcelain=v2", "--branch", "--untracked-files=normal"]
 _LOG = ["log", f"-n{COMMITS_SHOWN}", "--format=%h %s", "--no-show-signature"]
 _TOPLEVEL = ["rev-parse", "--show-toplevel"]
@@ -146,7 +146,7 @@ class _Result:
 def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Result]:
     """Run independent git commands at once; all of them share one deadline."""
     env = {
-        **{name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS},
+        **child_environment(),
         "GIT_OPTIONAL_LOCKS": "0",  # status must never take the index lock a concurrent git of the user's needs
         "LC_ALL": "C",
         "GIT_PAGER": "cat",
@@ -159,7 +159,7 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
     try:
         for command in commands:
             argv, command_env, preexec = [*base, *command], env, None
-            launch = _confined(argv, env, cwd)
+            launch = _confined(argv, env, cwd) if command is _STATUS else None
             if launch is not None:
                 launches.append(launch)
                 argv, command_env, preexec = launch.argv, launch.env, launch.preexec_fn
@@ -194,13 +194,11 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
 
 
 def _confined(argv: list[str], env: dict[str, str], cwd: Path):
-    """git in the read-only sandbox, where there is one: it reads the repository's own config and attributes,
-    which a downloaded project chooses and which can name programs (filter drivers, textconv) beyond the ones
-    `_CONFIG` switches off. None runs it as it is."""
-    from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine, mechanism
+    """`git status` in the read-only sandbox, where there is one: it reads the repository's own config and
+    attributes, which a downloaded project chooses and which can name programs (filter drivers) beyond the ones
+    `_CONFIG` switches off; `log --format` and `rev-parse` run none. None runs it as it is."""
+    from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine
 
-    if mechanism() is None:
-        return None
     try:
         return confine(argv, env, cwd, Confinement("read-only", root=cwd))
     except SandboxUnavailable:

@@ -29,6 +29,13 @@ DRAIN_AFTER_EXIT = 0.2
 """How long to keep reading once the shell has exited: its last output, not a background process's chatter."""
 KILL_GRACE = 2.0
 """Between SIGTERM and SIGKILL: time for the processes to clean up after themselves."""
+AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""The agent's own credentials stay with the agent: a command it runs could send them anywhere."""
+
+
+def child_environment() -> dict[str, str]:
+    """Our environment for a command we start, without the agent's own credentials."""
+    return {name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS}
 
 
 class BoundedOutput:

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from mini_agent.prompt import system_hint
 from mini_agent.tools._arguments import CommandText
-from mini_agent.tools._process import BoundedOutput, Finished, run_captured
+from mini_agent.tools._process import BoundedOutput, Finished, child_environment, run_captured
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
 OUTPUT_LIMIT = 30_000
@@ -50,8 +50,6 @@ call it again with `outside_sandbox: true`: that asks the user, who may refuse.
 REQUEST_ENV_LIMIT = 32_768
 """Characters of the request put in the environment; far below the kernel's per-string limit."""
 SANDBOX_ALLOWS = {"read-only": "no writes but $TMPDIR", "workspace-write": "writes only in the project and temp dirs"}
-AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-"""The agent's own credentials stay with the agent: a command it runs could send them anywhere."""
 
 
 @tool(risk="exec", guidance=GUIDANCE)
@@ -105,7 +103,7 @@ def _run(
     # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
     # it writes the shell's final directory on any exit, and leaves the exit status untouched.
     tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
-    env = {name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS}
+    env = child_environment()
     env.update(NON_INTERACTIVE_ENV, MINI_AGENT_REQUEST=request[:REQUEST_ENV_LIMIT].replace("\0", ""))
     argv, launch = ["bash", "-c", tracked], None
     if confinement is not None:

@@ -9,8 +9,6 @@ import subprocess
 from pathlib import Path
 from typing import TextIO
 
-AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
 
 def agent_data_dir() -> Path:
     from mini_agent.settings import default_data_dir
@@ -58,7 +56,9 @@ def run_confined(argv: list[str], level: str, network: bool, cwd: Path) -> int:
     from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine
 
     confinement = Confinement(level, cwd, network=network, hidden_paths=(agent_data_dir(),))  # type: ignore[arg-type]
-    env = {name: value for name, value in os.environ.items() if name not in AGENT_CREDENTIALS}
+    from mini_agent.tools._process import child_environment
+
+    env = child_environment()
     try:
         launch = confine(argv, env, cwd, confinement)
     except SandboxUnavailable as exc:
