@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import Row, failed_row
+from _common import Row, failed_row, median, millis
 
 ADDED_TARGET = 0.015
 COMMANDS = (["true"], ["ls", "-la"])
@@ -54,7 +54,7 @@ def _rows_for(argv: list[str], root: Path, runs: int) -> list[Row]:
             except Exception as exc:
                 rows.append(failed_row(label, f"< {ADDED_TARGET * 1000:.0f} ms added", str(exc)))
                 continue
-            added = _median(times) - _median(baseline)
+            added = median(times) - median(baseline)
             result = f"+{added * 1000:.1f} ms ({_stats(times)})"
             rows.append(Row(label, result, f"< {ADDED_TARGET * 1000:.0f} ms added", added < ADDED_TARGET))
     return rows
@@ -84,12 +84,7 @@ def _times(argv: list[str], root: Path, confinement, count: int) -> list[float]:
     return times
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
-
-
 def _stats(values: list[float]) -> str:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
-    return f"median {_median(values) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, n={len(values)}"
+    return f"median {millis(median(values))}, p95 {millis(p95)}, n={len(values)}"

