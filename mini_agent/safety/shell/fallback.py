@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 
+from mini_agent.safety.shell.find import DELETERS
+from mini_agent.safety.shell.find import RUNS as FIND_RUNS
+
 _FLATTEN = re.compile(r"""['"\\{}]""")
 _SEGMENT = re.compile(r"[;&|\n()`]|\$\(")
 _FORCE = re.compile(r"-[a-zA-Z]*[rRf][a-zA-Z]*|--recursive|--force|--no-preserve-root")
@@ -23,8 +26,6 @@ DISK = {"mke2fs", "mkswap", "wipefs", "shred", "fdisk", "sfdisk", "parted", "gdi
 POWER = {"shutdown", "reboot", "halt", "poweroff", "killall5"}
 OTHER_USER = {"sudo", "doas", "pkexec", "runuser", "su"}
 INTERPRETERS = ("python", "perl", "ruby", "node", "php")
-FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
-DELETERS = {"rm", "rmdir", "unlink", "shred"}
 
 
 def destructive_shape(text: str) -> str | None:

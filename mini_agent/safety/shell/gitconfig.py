@@ -8,6 +8,7 @@ returned as scripts to check like any other command line (an alias without `!` a
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -104,8 +105,6 @@ BUILTINS = set(
     "show-branch show-ref sparse-checkout stash status submodule switch tag update-index update-ref "
     "verify-commit whatchanged worktree version lfs".split()
 )
-ALIAS_LINE = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*$")
-CONFIG_FILES = (".git/config",)
 HOME_CONFIG_FILES = (".gitconfig", ".config/git/config")
 
 
@@ -145,22 +144,16 @@ def alias_run(arguments: tuple[Word, ...], known: dict[str, str | None], place: 
 
 
 def _configured(name: str, place: Place) -> str | None:
+    """An alias stored in the repository's config (found from where the shell is, or from the project root)
+    or in the user's own git config files."""
     view = place.workspace
-    files = [view.root / path for path in CONFIG_FILES] + [view.home / path for path in HOME_CONFIG_FILES]
-    if view.cwd is not None:
-        files.insert(0, view.cwd / ".git" / "config")
-    for path in files:
-        try:
-            text = path.read_text(errors="replace")[:200_000]
-        except OSError:
-            continue
-        section = ""
-        for line in text.splitlines():
-            stripped = line.strip()
-            if stripped.startswith("["):
-                section = stripped.strip("[]").strip().lower()
-            elif section == "alias" and (match := ALIAS_LINE.match(stripped)) and match[1].lower() == name.lower():
-                return match[2].strip('"')
+    files = [_repository_config(view.cwd or view.root), _repository_config(view.root)]
+    files += [view.home / path for path in HOME_CONFIG_FILES]
+    wanted = f"alias.{name.lower()}"
+    for path in dict.fromkeys(path for path in files if path is not None):
+        for key, value in _entries(path):
+            if key.lower() == wanted and value is not None:
+                return value
     return None
 
 
@@ -171,18 +164,39 @@ SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
 
 def repository_scripts(place: Place) -> list[Word]:
     """Programs the repository's own `.git/config` makes git run: `core.fsmonitor` runs on `git status`,
-    `core.pager` on `git log`, filter drivers and textconv on `git diff`. A downloaded or unpacked project chooses
-    them, so a "read-only" git command there runs whatever they say: each is returned as a script to check
-    (`core.fsmonitor = true` stays harmless). An include makes the rest unknown. The user's own ~/.gitconfig is
-    theirs, and is not read here."""
+    filter drivers and textconv on `git diff`. A downloaded or unpacked project chooses them, so a "read-only"
+    git command there runs whatever they say: each is returned as a script to check (`core.fsmonitor = true`
+    stays harmless). An include makes the rest unknown. The user's own ~/.gitconfig is theirs, and is not read
+    here."""
     config = _repository_config(place.workspace.cwd or place.workspace.root)
     if config is None:
         return []
-    try:
-        text = config.read_text(errors="replace")[:200_000]
-    except OSError:
-        return []
     found: list[Word] = []
+    for key, value in _entries(config):
+        if key.startswith(("include.", "includeif.")):
+            found.append(Word(f"{key} in .git/config", None))
+        elif not key.startswith(UNUSED_HERE) and COMMAND_KEYS.fullmatch(key.lower()):
+            found.append(Word(f"{key} in .git/config", "true" if value is None else value))
+    return found
+
+
+def _entries(path: Path) -> tuple[tuple[str, str | None], ...]:
+    """A git config file as (section.key, value) pairs, value None for a bare key; read again only when the
+    file changed (every git command of every bash call asks)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return ()
+    return _parsed(str(path), (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(path: str, stamp: tuple[int, ...]) -> tuple[tuple[str, str | None], ...]:
+    try:
+        text = Path(path).read_text(errors="replace")[:200_000]
+    except OSError:
+        return ()
+    found: list[tuple[str, str | None]] = []
     section = ""
     for line in text.splitlines():
         entry = line.strip()
@@ -195,12 +209,8 @@ def repository_scripts(place: Place) -> list[Word]:
             if not entry:
                 continue
         key, assigned, value = entry.partition("=")
-        name = f"{section}.{key.strip().lower()}"
-        if section == "include" or section.startswith("includeif"):
-            found.append(Word(f"{name} in .git/config", None))
-        elif not name.startswith(UNUSED_HERE) and COMMAND_KEYS.fullmatch(name.lower()):
-            found.append(Word(f"{name} in .git/config", value.strip().strip('"') if assigned else "true"))
-    return found
+        found.append((f"{section}.{key.strip().lower()}", value.strip().strip('"') if assigned else None))
+    return tuple(found)
 
 
 def _repository_config(start: Path) -> Path | None:

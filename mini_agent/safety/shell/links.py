@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mini_agent.safety.shell import argv
+from mini_agent.safety.shell import argv, writes
 from mini_agent.safety.shell.paths import Place
 from mini_agent.safety.shell.words import Word
 from mini_agent.safety.workspace import Workspace
 
-VALUES = {"-t", "--target-directory", "-S", "--suffix"}
+VALUES = writes.VALUES["ln"]
+"""Options of ln and cp that take a value (the same for both)."""
 UNKNOWN = Path("/")
 
 
