@@ -205,11 +205,14 @@ def sandbox_command(
 
     from mini_agent.ui.sandbox_view import print_sandbox
 
-    print_sandbox(Path.cwd(), as_json, sys.stdout)
+    options = context.obj or {}
+    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []))
+    print_sandbox(settings, Path.cwd(), as_json, sys.stdout)
 
 
 @sandbox_app.command("run", context_settings={"allow_interspersed_args": False})
 def sandbox_run(
+    context: typer.Context,
     command: list[str] = typer.Argument(..., help="The command and its arguments (after --)."),
     level: str = typer.Option("workspace-write", "--level", help="read-only | workspace-write."),
     network: bool = typer.Option(False, "--network", help="Allow network access."),
@@ -221,7 +224,9 @@ def sandbox_run(
 
     if level not in ("read-only", "workspace-write"):
         _fail(f"Unknown sandbox level {level!r}; use read-only or workspace-write.")
-    raise typer.Exit(run_confined(command, level, network, Path.cwd()))
+    options = context.obj or {}
+    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []))
+    raise typer.Exit(run_confined(settings, command, level, network, Path.cwd()))  # type: ignore[arg-type]
 
 
 def _settings(allow: list[str], deny: list[str], **overrides):

@@ -397,3 +397,21 @@ def test_cli_run_confines_the_command(layout):
     done = subprocess.run([BIN, "sandbox", "run", "--", "sh", "-c", "echo x > made.txt; exit 7"],
                           cwd=layout["project"], capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 7 and (layout["project"] / "made.txt").exists()
+
+
+@pytest.mark.skipif(mechanism() is None, reason=f"no sandbox here: {unavailable_reason()}")
+def test_cli_confines_as_the_agent_does_its_config_and_data_out_of_reach(layout):
+    """`sandbox` and `sandbox run` use the agent's own confinement: its home (config, sessions) is hidden even
+    inside the writable project."""
+    agent_home = layout["project"] / "agent-home"
+    agent_home.mkdir()
+    (agent_home / "config.toml").write_text("[permissions]\n")
+    env = {**os.environ, "MINI_AGENT_HOME": str(agent_home)}
+    record = json.loads(
+        subprocess.run([BIN, "sandbox", "--json"], cwd=layout["project"], env=env, capture_output=True, text=True,
+                       timeout=60).stdout  # fmt: skip
+    )
+    assert str(agent_home.resolve()) in record["levels"]["workspace-write"]["hidden"]
+    done = subprocess.run([BIN, "sandbox", "run", "--", "sh", "-c", "echo '[x]' >> agent-home/config.toml"],
+                          cwd=layout["project"], env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0 and (agent_home / "config.toml").read_text() == "[permissions]\n"

@@ -116,14 +116,7 @@ class Gate:
             return None
         from mini_agent.safety.sandbox import Confinement
 
-        settings = self.settings
-        return Confinement(
-            level=allowed.sandbox,
-            root=self.workspace().root,
-            network=allowed.network,
-            read_only_paths=(*settings.config_files, settings.user_dir),
-            hidden_paths=(settings.data_dir,),
-        )
+        return Confinement.for_agent(allowed.sandbox, self.workspace().root, self.settings, allowed.network)
 
     def decide(self, request: ApprovalRequest) -> Decision:
         """Ask the human; an "always" answer adds its rules for the rest of the session."""

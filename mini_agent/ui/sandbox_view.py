@@ -4,22 +4,20 @@ for inspection (output streamed, its exit status returned)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from mini_agent.safety.sandbox import Level
+    from mini_agent.settings import Settings
 
 
-def agent_data_dir() -> Path:
-    from mini_agent.settings import default_data_dir
+def print_sandbox(settings: Settings, cwd: Path, as_json: bool, out: TextIO) -> None:
+    from mini_agent.safety.sandbox import Confinement, describe
 
-    return default_data_dir(os.environ)
-
-
-def print_sandbox(cwd: Path, as_json: bool, out: TextIO) -> None:
-    from mini_agent.safety.sandbox import describe
-
-    record = describe(cwd, hidden_paths=(agent_data_dir(),))
+    agent = Confinement.for_agent("read-only", cwd, settings)
+    record = describe(cwd, hidden_paths=agent.hidden_paths, read_only_paths=agent.read_only_paths)
     if as_json:
         out.write(json.dumps(record, indent=2) + "\n")
         return
@@ -51,19 +49,20 @@ def print_sandbox(cwd: Path, as_json: bool, out: TextIO) -> None:
         console.print(f"  - {limit}")
 
 
-def run_confined(argv: list[str], level: str, network: bool, cwd: Path) -> int:
-    """Run `argv` confined in `cwd`, its output going straight to ours; its exit status (128+N if killed)."""
+def run_confined(settings: Settings, argv: list[str], level: Level, network: bool, cwd: Path) -> int:
+    """Run `argv` confined in `cwd` as the agent's commands are, its output going straight to ours; its exit
+    status (128+N if killed)."""
     from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine
-
-    confinement = Confinement(level, cwd, network=network, hidden_paths=(agent_data_dir(),))  # type: ignore[arg-type]
     from mini_agent.tools._process import child_environment
 
+    confinement = Confinement.for_agent(level, cwd, settings, network)
     env = child_environment()
     try:
         launch = confine(argv, env, cwd, confinement)
     except SandboxUnavailable as exc:
         print(f"mini-agent: {exc}", flush=True)
         return 1
+    process = None
     try:
         process = subprocess.Popen(launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn)
         returncode = process.wait()
@@ -71,7 +70,8 @@ def run_confined(argv: list[str], level: str, network: bool, cwd: Path) -> int:
         print(f"mini-agent: could not start {argv[0]}: {exc}", flush=True)
         return 127
     except KeyboardInterrupt:
-        process.wait()
+        if process is not None:
+            process.wait()
         return 130
     finally:
         launch.cleanup()

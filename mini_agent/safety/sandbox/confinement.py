@@ -12,9 +12,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mini_agent.safety.workspace import NOT_SECRET
+
+if TYPE_CHECKING:
+    from mini_agent.settings import Settings
 
 Level = Literal["read-only", "workspace-write"]
 LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
@@ -59,6 +62,18 @@ class Confinement:
     """Default Path.home(); tests pass a fake home."""
     shared_temp_dirs: tuple[Path, ...] | None = None
     """Writable at workspace-write besides the root; None means /tmp and the system temp dir."""
+
+    @classmethod
+    def for_agent(cls, level: Level, root: Path, settings: Settings, network: bool = False) -> Confinement:
+        """What a session's commands get: its config files (and the user config dir) read-only, its data dir
+        (sessions, undo snapshots) hidden. The agent, `mini-agent sandbox` and `sandbox run` all use this."""
+        return cls(
+            level,
+            root,
+            network=network,
+            read_only_paths=(*settings.config_files, settings.user_dir),
+            hidden_paths=(settings.data_dir,),
+        )
 
 
 @dataclass(frozen=True)

@@ -47,15 +47,22 @@ LANDLOCK_ABI_LIMITS = {
 }
 
 
-def describe(confinement_root: Path, home: Path | None = None, hidden_paths: tuple[Path, ...] = ()) -> dict:
+def describe(
+    confinement_root: Path,
+    home: Path | None = None,
+    hidden_paths: tuple[Path, ...] = (),
+    read_only_paths: tuple[Path, ...] = (),
+) -> dict:
     """What is enforced on this machine for a session in `confinement_root`, as JSON-ready data.
-    `hidden_paths` are the caller's own (the agent's data dir), as passed to `Confinement`."""
+    `hidden_paths` and `read_only_paths` are the caller's own (the agent's data dir, its config files), as passed
+    to `Confinement`."""
     found = mechanism()
     root = Path(os.path.realpath(confinement_root))
     levels = {}
     with tempfile.TemporaryDirectory(prefix="mini-agent-sandbox-describe-") as scratch:
         for level in LEVELS:
-            resolved = plan(Confinement(level, root, hidden_paths=hidden_paths, home=home), Path(scratch))
+            asked = Confinement(level, root, hidden_paths=hidden_paths, read_only_paths=read_only_paths, home=home)
+            resolved = plan(asked, Path(scratch))
             writable = [str(path) for path in resolved.writable if path != resolved.tmpdir]
             levels[level] = {
                 "writable": ["private TMPDIR (per command)", *writable],
