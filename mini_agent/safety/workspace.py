@@ -36,6 +36,22 @@ SHELL_STARTUP = (
 )
 # Directories under home whose contents are credentials or keys.
 HOME_SECRETS = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh")
+# Files under home that hold credentials, and the stores of a desktop's passwords.
+HOME_SECRET_FILES = (".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".docker/config.json")
+PASSWORD_STORES = (".local/share/keyrings", ".password-store")
+
+
+def home_secret(path: Path, home: Path) -> str | None:
+    """The credential location under `home` that holds a resolved path (`.ssh`, `.netrc`), or None."""
+    if not within(path, home):
+        return None
+    relative = path.relative_to(home).as_posix()
+    for place in (*HOME_SECRETS, *HOME_SECRET_FILES, *PASSWORD_STORES):
+        if relative == place or relative.startswith(place + "/"):
+            return place
+    return None
+
+
 # System trees no project task needs to write.
 SYSTEM_ROOTS = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/sys", "/proc", "/dev", "/var")
 # Device files that are harmless to write to: discarding output, or the terminal.
@@ -146,7 +162,7 @@ class Workspace:
 
     def inside(self, path: Path) -> bool:
         """Whether a resolved path is in the working directory or scratch space."""
-        return any(_within(path, base) for base in (self.root, *self.scratch))
+        return any(within(path, base) for base in (self.root, *self.scratch))
 
     def protected(self, path: Path) -> str | None:
         """Why writing this resolved path is never routine, or None."""
@@ -157,7 +173,7 @@ class Workspace:
         parts = path.parts
         if ".git" in parts[:-1] or (parts and parts[-1] == ".git"):
             return "it is inside a .git directory (the repository's internals)"
-        if _within(path, self.home):
+        if within(path, self.home):
             relative = path.relative_to(self.home).as_posix()
             if relative in SHELL_STARTUP:
                 return "it is a shell start-up file"
@@ -165,7 +181,7 @@ class Workspace:
                 if relative == secret_dir or relative.startswith(secret_dir + "/"):
                     return f"it is in ~/{secret_dir}, which holds keys or credentials"
         for system in SYSTEM_ROOTS:
-            if _within(path, Path(system)):
+            if within(path, Path(system)):
                 return f"it is a system file under {system}"
         return None
 
@@ -180,9 +196,9 @@ class Workspace:
 
     def shown(self, path: Path) -> str:
         """A path as the human reads it: relative inside the workspace, `~/...` under home."""
-        if _within(path, self.root) and path != self.root:
+        if within(path, self.root) and path != self.root:
             return path.relative_to(self.root).as_posix()
-        if _within(path, self.home) and path != self.home:
+        if within(path, self.home) and path != self.home:
             return "~/" + path.relative_to(self.home).as_posix()
         return str(path)
 
@@ -204,5 +220,6 @@ def secret_reason(path: Path | str) -> str | None:
     return None
 
 
-def _within(path: Path, base: Path) -> bool:
+def within(path: Path, base: Path) -> bool:
+    """Whether `path` is `base` or below it (both resolved)."""
     return path == base or base in path.parents

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from mini_agent.safety.workspace import NOT_SECRET
+from mini_agent.safety.workspace import HOME_SECRET_FILES, HOME_SECRETS, NOT_SECRET, PASSWORD_STORES, within
 
 if TYPE_CHECKING:
     from mini_agent.settings import Settings
@@ -22,24 +22,9 @@ if TYPE_CHECKING:
 Level = Literal["read-only", "workspace-write"]
 LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
 
-HIDDEN_IN_HOME = (
-    ".ssh",
-    ".aws",
-    ".config/gcloud",
-    ".azure",
-    ".kube",
-    ".gnupg",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    ".pypirc",
-    ".npmrc",
-    ".local/share/keyrings",
-    ".password-store",
-    ".config/gh",
-)
-"""Credential locations under home that no confined command may read, at any level."""
+HIDDEN_IN_HOME = (*(place for place in HOME_SECRETS if place != ".docker"), *HOME_SECRET_FILES, *PASSWORD_STORES)
+"""Credential locations under home that no confined command may read, at any level (the policy's own list;
+of `~/.docker` only the registry logins in config.json, so its contexts stay usable)."""
 READ_ONLY_IN_ROOT = (".git/hooks", ".git/config", ".mini-agent")
 """Inside the writable project root: a hook or a config line written here runs later, outside any sandbox."""
 ENV_FILE = ".env*"
@@ -138,7 +123,7 @@ def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
     candidates += [Path(path) for path in confinement.hidden_paths]
     existing = [real(path) for path in candidates if os.path.lexists(path)]
     # The root itself is never hidden whole (then nothing could run); a hidden path above it would hide it.
-    kept = [path for path in _unique(existing) if path != Path("/") and not _within(root, path)]
+    kept = [path for path in _unique(existing) if path != Path("/") and not within(root, path)]
     # Only the outermost of nested hidden paths: a mount cannot be made inside the cover of another.
     return tuple(path for path in kept if not any(other in path.parents for other in kept))
 
@@ -155,9 +140,5 @@ def _unique(paths) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(paths))
 
 
-def _within(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
-
-
 def _inside_any(path: Path, bases: tuple[Path, ...]) -> bool:
-    return any(_within(path, base) for base in bases)
+    return any(within(path, base) for base in bases)

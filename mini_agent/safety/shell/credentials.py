@@ -17,14 +17,25 @@ from mini_agent.safety.shell import argv
 from mini_agent.safety.shell.paths import Place
 from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary
 from mini_agent.safety.shell.words import Word
-from mini_agent.safety.workspace import HOME_SECRETS, Workspace, secret_reason
+from mini_agent.safety.workspace import (
+    HOME_SECRET_FILES,
+    HOME_SECRETS,
+    PASSWORD_STORES,
+    home_secret,
+    secret_reason,
+    within,
+)
 
 # Commands that use a path's name (or metadata) but never show its contents.
 NAME_ONLY = set(
     "echo printf ls test [ [[ stat realpath readlink basename dirname du df cd pushd popd which type mkdir rm "
     "rmdir chmod chown chgrp touch ln unlink wc md5sum sha1sum sha256sum sha512sum cksum b2sum file".split()
 )
-HOME_SECRET_NAMES = {secret.split("/")[0] for secret in HOME_SECRETS} - {".config"}
+HOME_SECRET_NAMES = {place.split("/")[0] for place in (*HOME_SECRETS, *HOME_SECRET_FILES, *PASSWORD_STORES)} - {
+    ".config",
+    ".local",
+}
+"""First names under home that are credentials themselves (`.ssh`, `.netrc`), not folders that merely hold some."""
 WALK_LIMIT = 5_000
 """Most directory entries looked at to tell whether a tree holds a secret file."""
 RECURSIVE_GREPS = {"grep", "egrep", "fgrep"}
@@ -39,9 +50,9 @@ def outside(word: Word, place: Place) -> Verdict | None:
         return None
     for view in place.views(word):
         path = view.resolve(value)
-        if _within(path, view.root):
+        if within(path, view.root):
             continue
-        if secret_reason(path) or _home_secret(path, view):
+        if secret_reason(path) or home_secret(path, view.home):
             return destructive(f"reads credentials outside the project ({view.shown(path)})")
     return None
 
@@ -114,18 +125,18 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
         return ordinary(f"reads a tree named at run time ({tree.text}), which may hold secrets")
     view = place.views(tree)[0]
     root = view.resolve(tree.value or ".")
-    inside = _within(root, view.root)
+    inside = within(root, view.root)
     if root == Path("/"):
         return destructive("reads the whole file system, keys and credentials included")
-    if not inside and (_home_secret(root, view) or secret_reason(root)):
+    if not inside and (home_secret(root, view.home) or secret_reason(root)):
         return destructive(f"reads credentials outside the project ({view.shown(root)})")
-    if not inside and any(_within(view.home / s, root) and (view.home / s).exists() for s in HOME_SECRETS):
+    if not inside and any(within(view.home / s, root) and (view.home / s).exists() for s in HOME_SECRETS):
         return destructive(f"reads credentials outside the project (under {view.shown(root)})")
     for link, target in view.links:  # made earlier in this command, so not on disk yet
         if (
-            _within(link, root)
-            and not _within(target, view.root)
-            and (secret_reason(target) or _home_secret(target, view))
+            within(link, root)
+            and not within(target, view.root)
+            and (secret_reason(target) or home_secret(target, view.home))
         ):
             return destructive(
                 f"reads credentials outside the project ({view.shown(target)}, through {view.shown(link)})"
@@ -135,7 +146,7 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
         return None
     if secret == "":
         return ordinary(f"reads a tree too big to check for secret files ({tree.shown})")
-    if _within(Path(secret), view.root):
+    if within(Path(secret), view.root):
         return ordinary(f"reads a tree that holds likely secrets ({view.shown(Path(secret))})")
     return destructive(f"reads credentials outside the project ({view.shown(Path(secret))})")
 
@@ -167,14 +178,3 @@ def _walk(root: Path, hidden: bool) -> str | None:
         except OSError:
             continue
     return None
-
-
-def _home_secret(path: Path, view: Workspace) -> bool:
-    if not _within(path, view.home):
-        return False
-    relative = path.relative_to(view.home).as_posix()
-    return any(relative == d or relative.startswith(d + "/") for d in HOME_SECRETS) or relative in (".netrc", ".pgpass")
-
-
-def _within(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents

@@ -140,7 +140,7 @@ def _credentials(kind: str, paths: list[Word], home: bool, place: Place) -> list
         if verdict is not None:
             return [destructive(f"{kind} code {verdict.reason}")]
         name = (word.value or "").strip("/").split("/")[0]
-        if home and (name in credentials.HOME_SECRET_NAMES or name in (".netrc", ".pgpass")):
+        if home and name in credentials.HOME_SECRET_NAMES:
             return [destructive(f"{kind} code reads credentials outside the project (~/{word.value})")]
     return []
 
