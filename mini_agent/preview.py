@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
-import os
 import stat
 from pathlib import Path
+
+from mini_agent.tools.base import resolve_path
 
 MAX_PREVIEW_LINES = 400
 MAX_PREVIEW_BYTES = 8 * 1024 * 1024
@@ -16,8 +17,7 @@ def change_preview(tool_name: str, arguments: dict, cwd: Path) -> str | None:
     """A unified diff of the proposed change, or None when the tool changes no file."""
     if tool_name not in ("write_file", "edit_file"):
         return None
-    path = Path(os.path.expanduser(str(arguments.get("path", ""))))
-    path = path if path.is_absolute() else cwd / path
+    path = resolve_path(cwd, str(arguments.get("path", "")))  # the file the tool itself will change
     unreadable = _not_previewable(path)
     if unreadable:
         return unreadable

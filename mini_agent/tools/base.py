@@ -110,10 +110,7 @@ class ToolContext:
 
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""
-        candidate = Path(os.path.expanduser(path))
-        if not candidate.is_absolute():
-            candidate = self.cwd / candidate
-        return Path(os.path.normpath(candidate))
+        return resolve_path(self.cwd, path)
 
     def remember(self, path: Path, data: bytes | None = None) -> None:
         """Record that the agent has seen this file as it is on disk now (after a read or its own write).
@@ -145,6 +142,14 @@ class ToolContext:
                 f"{path} changed on disk since it was last read (by the user or another program). "
                 "Read it again with read_file, then retry."
             )
+
+
+def resolve_path(cwd: Path, path: str) -> Path:
+    """A path argument as the tools take it: `~` expanded, relative to `cwd`, `..` folded (symlinks kept)."""
+    candidate = Path(os.path.expanduser(path))
+    if not candidate.is_absolute():
+        candidate = cwd / candidate
+    return Path(os.path.normpath(candidate))
 
 
 @dataclass(frozen=True)
