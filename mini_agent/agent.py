@@ -15,10 +15,11 @@ from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolF
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
 from mini_agent.prompt import build_system, system_hint
 from mini_agent.provider import Provider, Reply, Request
+from mini_agent.provider.client import DISCOVERY_WAIT
 from mini_agent.safety.gate import Confirm, Gate
 from mini_agent.safety.permissions import Deny
 from mini_agent.session import Session
-from mini_agent.settings import Settings
+from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from mini_agent.tools._pending import sweep
 from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
 from mini_agent.usage import Usage
@@ -73,6 +74,7 @@ class Agent:
         if ctx.data_dir is None:
             ctx.data_dir = settings.data_dir  # where atomic writes record their temporary files
         sweep(settings.data_dir)  # the temporary files of agents that were killed mid-write
+        self._told: set[str] = set()
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.before_change: Callable[[], None] | None = None
@@ -91,6 +93,7 @@ class Agent:
         usage = Usage()
         notes, self.notes = self.notes, []
         try:
+            self._endpoint_notices()
             trace = self.keeper.open_turn(
                 self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes
             )
@@ -102,7 +105,7 @@ class Agent:
                 calls = tool_uses(reply.message)
                 if reply.stop_reason == "pause_turn":
                     continue  # a server tool paused the turn: sending the reply back resumes it
-                if reply.stop_reason == "tool_use" and calls:
+                if calls and reply.runs_tools():
                     self.session.append({"role": "user", "content": self._run_tools(calls)})
                     continue
                 return replace(self._finish(reply, calls, step, usage), trace=trace)
@@ -135,8 +138,18 @@ class Agent:
                 raise
             return self.provider.complete(self.request(), self.emit)
 
+    def _endpoint_notices(self) -> None:
+        """What the endpoint said about itself that the human must know (e.g. a window too small), once."""
+        if self.settings.context_window:
+            return
+        for text in self.provider.discovery(wait=DISCOVERY_WAIT).notices:
+            self._tell_once(True, text, text)
+
     def window(self) -> int:
-        return self.provider.context_window() or self.settings.context_window
+        """The context window: the user's setting, else what the endpoint said (waited for on first use)."""
+        if self.settings.context_window:
+            return self.settings.context_window
+        return self.provider.context_window(wait=DISCOVERY_WAIT) or DEFAULT_CONTEXT_WINDOW
 
     def overhead(self) -> int:
         """Tokens of system prompt and tools, counted once per system-prompt change."""
@@ -157,8 +170,23 @@ class Agent:
         self.session.record_usage(reply.usage)
         if reply.message["content"]:
             self.session.append(reply.message)
-        self.keeper.after_reply(reply.usage, self.session)
+        self.keeper.after_reply(reply.usage if reply.usage_reported else None, self.session)
+        unreported = "The endpoint reports no token usage: the conversation's size is estimated."
+        self._tell_once(not reply.usage_reported, "usage", unreported)
+        for kind in reply.dropped:
+            self._tell_once(
+                True,
+                f"dropped:{kind}",
+                f"The endpoint sent a {kind!r} block, which it would not accept "
+                "back in the conversation: it was left out.",
+            )
         self.emit(AssistantMessage(reply.message, reply.stop_reason, reply.usage, step))
+
+    def _tell_once(self, condition: bool, key: str, text: str) -> None:
+        """A notice the human needs once per session, not once per reply."""
+        if condition and key not in self._told:
+            self._told.add(key)
+            self.emit(Notice(text))
 
     def _finish(self, reply: Reply, calls: list[dict], step: int, usage: Usage) -> TurnResult:
         is_error = reply.stop_reason in ("refusal", "max_tokens")

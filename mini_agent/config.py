@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mini_agent.config_files import project_config, read_toml, rules_in, user_config
 from mini_agent.errors import ConfigError
+from mini_agent.provider.endpoints import PRESETS, Preset
 from mini_agent.safety.rules import Origin, Rules, parse_rule
 from mini_agent.settings import (
     Settings,
@@ -24,25 +25,6 @@ from mini_agent.settings import (
     secret_values,
 )
 
-
-@dataclass(frozen=True)
-class Preset:
-    base_url: str
-    model: str
-    key_variable: str
-    bearer: bool = False
-    """Send the key as a bearer token (gateways) rather than x-api-key."""
-    placeholder_key: str | None = None
-    """Local servers accept any key: this one is used when the variable is unset."""
-
-
-PRESETS: dict[str, Preset] = {
-    "anthropic": Preset("https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-    "deepseek": Preset("https://api.deepseek.com/anthropic", "deepseek-chat", "DEEPSEEK_API_KEY"),
-    "ollama": Preset("http://localhost:11434", "qwen3-coder", "OLLAMA_API_KEY", placeholder_key="ollama"),
-    "vllm": Preset("http://localhost:8000", "default", "VLLM_API_KEY", placeholder_key="EMPTY"),
-    "openrouter": Preset("https://openrouter.ai/api", "anthropic/claude-sonnet-4.5", "OPENROUTER_API_KEY", True),
-}
 # Keys a config file may set, with their types.
 FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "provider": str,
@@ -101,7 +83,8 @@ class _Layers:
     def put(self, name: str, value: object, source: str) -> None:
         if name == "provider":
             preset = _preset(str(value), source)
-            for key, preset_value in (("base_url", preset.base_url), ("model", preset.model)):
+            # A preset without a model ("" here) takes the first one the endpoint lists (provider/discovery.py).
+            for key, preset_value in (("base_url", preset.base_url), ("model", preset.model or "")):
                 self.values[key], self.sources[key] = preset_value, f"provider {value}, {source}"
             self.values.pop("api_key_variable", None)
         self.values[name], self.sources[name] = value, source

@@ -93,8 +93,10 @@ class ContextKeeper:
         if self.measure(session) > threshold:
             self._compact(session, "auto", emit)
 
-    def after_reply(self, usage: Usage, session: Session) -> None:
-        self.size.observe(usage, len(session.messages))
+    def after_reply(self, usage: Usage | None, session: Session) -> None:
+        """`usage` None: the endpoint did not report it, and the size stays an estimate."""
+        if usage is not None:
+            self.size.observe(usage, len(session.messages))
         # tiktoken takes ~150 ms of mostly GIL-bound work to load: started here, it overlaps the tools and the
         # next request instead of start-up. Until it is ready, estimates count characters.
         TOKENIZER.warm_up()

@@ -37,15 +37,46 @@ def text_of(message: MessageParam) -> str:
     return "".join(block.get("text", "") for block in content if block.get("type") == "text")
 
 
+LOOKBACK_BLOCKS = 20
+"""The API looks this many blocks back from a breakpoint for an earlier cached prefix."""
+_UNMARKABLE = ("thinking", "redacted_thinking")
+
+
 def with_cache_breakpoint(messages: list[MessageParam]) -> list[MessageParam]:
-    """A request copy whose last block carries the moving cache breakpoint; the transcript is not touched."""
+    """A request copy whose last block carries the moving cache breakpoint; the transcript is not touched.
+
+    When the latest step added more blocks than the API looks back over (a reply with many parallel tool calls
+    and their results), the end of the previous request is marked too, so its cached prefix is still found.
+    A thinking block or an empty text block never carries the mark (the API rejects it there).
+    """
     if not messages:
         return messages
-    last = messages[-1]
-    content = last["content"]
+    marked = list(messages)
+    _mark_last(marked, len(marked) - 1)
+    if len(messages) >= 3 and messages[-2]["role"] == "assistant":
+        added = sum(_block_count(message) for message in messages[-2:])
+        if added > LOOKBACK_BLOCKS - 1:
+            _mark_last(marked, len(marked) - 3)
+    return marked
+
+
+def _block_count(message: MessageParam) -> int:
+    content = message["content"]
+    return 1 if isinstance(content, str) else len(content)
+
+
+def _mark_last(messages: list[MessageParam], at: int) -> None:
+    """Mark the last markable block of messages[at] (in place on the copy list)."""
+    message = messages[at]
+    content = message["content"]
     if isinstance(content, str):
+        if not content.strip():
+            return
         content = [{"type": "text", "text": content}]
-    if not content:
-        return messages
-    marked = dict(content[-1], cache_control=CACHE_BREAKPOINT)
-    return [*messages[:-1], {**last, "content": [*content[:-1], marked]}]
+    for index in range(len(content) - 1, -1, -1):
+        block = content[index]
+        if block.get("type") in _UNMARKABLE or (block.get("type") == "text" and not str(block.get("text", "")).strip()):
+            continue
+        content = [*content[:index], dict(block, cache_control=CACHE_BREAKPOINT), *content[index + 1 :]]
+        messages[at] = {**message, "content": content}
+        return

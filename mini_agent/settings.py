@@ -26,6 +26,8 @@ MIN_SECRET_LENGTH = 8
 OUTPUT_FORMATS: tuple[str, ...] = ("text", "json", "stream-json")
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_CONTEXT_WINDOW = 200_000
+"""The window assumed when neither the settings nor the endpoint say."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,9 @@ class Settings:
     """First backoff delay in seconds; doubles per retry, with jitter (MINI_AGENT_RETRY_BASE_DELAY)."""
     request_timeout: float = 600.0
     """Seconds without progress before a request is abandoned (MINI_AGENT_TIMEOUT)."""
-    context_window: int = 200_000
-    """Context window in tokens when the models endpoint does not say (MINI_AGENT_CONTEXT_WINDOW)."""
+    context_window: int | None = None
+    """Context window in tokens (MINI_AGENT_CONTEXT_WINDOW); unset: what the endpoint says (provider/discovery.py),
+    else DEFAULT_CONTEXT_WINDOW."""
     permission_mode: PermissionMode = "default"
     """default: ask before changes; accept-edits; auto: ask only for risky calls; plan: read-only;
     bypass: run everything (--dangerously-skip-permissions)."""
@@ -153,6 +156,8 @@ def check_settings(settings: Settings) -> None:
     for name in ("context_budget", "compact_threshold"):
         if not 0 <= getattr(settings, name) <= 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be a share of the window between 0 and 1.")
+    if settings.context_window is not None and settings.context_window < 1024:
+        raise ConfigError(f"The context window must be at least 1024 tokens, got {settings.context_window}.")
     if settings.max_retries < 0:
         raise ConfigError("--max-retries cannot be negative.")
     if not settings.base_url.startswith(("http://", "https://")):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -14,9 +13,14 @@ class Usage:
     cache_read_input_tokens: int = 0
 
     @classmethod
-    def from_api(cls, usage: Any) -> Usage:
-        """From the SDK's usage object; missing or null counts are zero."""
-        return cls(**{name: getattr(usage, name, None) or 0 for name in cls.__dataclass_fields__})
+    def from_mapping(cls, usage: dict) -> Usage:
+        """From usage as the API's JSON gives it; missing, null or odd counts are zero."""
+        return cls(
+            **{
+                name: value if isinstance(value := usage.get(name), int) and not isinstance(value, bool) else 0
+                for name in cls.__dataclass_fields__
+            }
+        )
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in self.__dataclass_fields__})

@@ -195,16 +195,34 @@ def test_a_reply_cut_at_max_tokens_runs_no_tool_and_closes_the_call(api, setting
     assert [b["type"] for b in sent[-1]["content"]] == ["tool_result", "text"]
 
 
-def test_blocks_not_acted_on_go_back_unchanged(api, settings_for):
+def test_blocks_not_acted_on_go_back_unchanged_to_anthropic(api, settings_for):
     odd = {"type": "future_block", "payload": {"x": [1, 2]}, "note": "kept"}
     api.script(
         answer(thinking("Plan the lookup.", "sig-1"), odd, tool_use("lookup", {"key": "k"}, id="t1")), answer("Done.")
     )
-    agent, _ = make_agent(api, settings_for)
+    agent, _ = make_agent(api, settings_for, provider="anthropic")  # the family, whatever the URL
     agent.run_turn("look")
     assistant = api.message_requests[1]["messages"][1]
     assert assistant["content"][0] == {"type": "thinking", "thinking": "Plan the lookup.", "signature": "sig-1"}
     assert assistant["content"][1] == odd
+
+
+def test_block_types_a_compatible_server_made_up_are_left_out_once_said(api, settings_for):
+    odd = {"type": "future_block", "payload": {"x": [1, 2]}}
+    unsigned = {"type": "thinking", "thinking": "Local models sign nothing.", "signature": ""}
+    blank = {"type": "text", "text": " \n "}
+    api.script(
+        answer(unsigned, odd, blank, tool_use("lookup", {"key": "k"}, id="t1")),
+        answer(odd, "Done."),
+    )
+    agent, events = make_agent(api, settings_for)
+    result = agent.run_turn("look")
+    assert result.text == "Done."
+    assistant = api.message_requests[1]["messages"][1]
+    # What the endpoint would reject back never goes back: its own block type, unsigned thinking, blank text.
+    assert [b["type"] for b in assistant["content"]] == ["tool_use"]
+    notices = [e.text for e in events if isinstance(e, Notice) and "future_block" in e.text]
+    assert len(notices) == 1 and "left out" in notices[0]
 
 
 def test_requests_are_cache_friendly(api, settings_for):

@@ -49,7 +49,7 @@ def test_a_provider_preset_sets_url_model_and_key_variable(layout):
     assert (settings.provider, settings.base_url, settings.model) == (
         "deepseek",
         PRESETS["deepseek"].base_url,
-        "deepseek-chat",
+        "deepseek-v4-pro",
     )
     assert settings.api_key == "sk-deepseek-0123456789" and resolved.key_variable == "DEEPSEEK_API_KEY"
     # A model named beside the provider refines it; the Anthropic key is never sent to another provider.
@@ -111,7 +111,7 @@ def test_mini_agent_config_shows_sources_and_never_the_key(run_cli, tmp_path):
     out = done.stdout.decode()
     assert "sk-deep-SECRET" not in out and "SECRET" not in out
     rows = {line.split()[0]: line for line in out.splitlines() if line and not line.startswith(" ")}
-    assert "deepseek-chat" in rows["model"] and f"provider deepseek, {home / 'config.toml'}" in rows["model"]
+    assert "deepseek-v4-pro" in rows["model"] and f"provider deepseek, {home / 'config.toml'}" in rows["model"]
     assert "12" in rows["max_steps"] and str(home / "config.toml") in rows["max_steps"]
     assert "(default)" in rows["context_window"] and "env MINI_AGENT_MAX_RETRIES" in rows["max_retries"]
     assert "****" in rows["key"] and "env DEEPSEEK_API_KEY" in rows["key"]

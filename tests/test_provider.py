@@ -249,8 +249,9 @@ def test_the_key_is_sent_as_a_header_and_nowhere_in_the_body(api, settings_for):
     "raw",
     [
         b"event: message_start\ndata: {not json\n\n",
-        b"event: content_block_delta\n"  # a delta before any message_start: events out of order
-        b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
+        b"event: content_block_delta\n"  # tool input for a block that never said which tool: nothing to rebuild
+        b'data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
     ],
 )
 def test_a_malformed_reply_is_retried_then_reported_in_one_line(api, settings_for, raw):

@@ -408,8 +408,9 @@ def test_cli_confines_as_the_agent_does_its_config_and_data_out_of_reach(layout)
     (agent_home / "config.toml").write_text("[permissions]\n")
     env = {**os.environ, "MINI_AGENT_HOME": str(agent_home)}
     record = json.loads(
-        subprocess.run([BIN, "sandbox", "--json"], cwd=layout["project"], env=env, capture_output=True, text=True,
-                       timeout=60).stdout  # fmt: skip
+        subprocess.run(
+            [BIN, "sandbox", "--json"], cwd=layout["project"], env=env, capture_output=True, text=True, timeout=60
+        ).stdout  # fmt: skip
     )
     assert str(agent_home.resolve()) in record["levels"]["workspace-write"]["hidden"]
     done = subprocess.run([BIN, "sandbox", "run", "--", "sh", "-c", "echo '[x]' >> agent-home/config.toml"],

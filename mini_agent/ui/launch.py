@@ -7,6 +7,7 @@ import select
 import sys
 import threading
 import time
+from dataclasses import replace
 
 from mini_agent.attach import Attachment, read_limited, stdin_attachment
 from mini_agent.errors import ConfigError, ExitStatus
@@ -24,6 +25,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.provider import AnthropicProvider
 
     provider = AnthropicProvider(settings)
+    if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
+        settings = replace(settings, model=provider.endpoint_model())
+        provider.settings = settings
     if not interactive:
         provider.warm_up()  # the SDK import overlaps everything below
         if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step

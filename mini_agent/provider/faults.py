@@ -33,6 +33,22 @@ class Fault:
 class StreamCut(Exception):
     """The event stream ended before the reply was complete."""
 
+    def __init__(self, events: int | None = None) -> None:
+        super().__init__(events)
+        self.events = events
+        """How many events had arrived; 0: the stream was empty."""
+
+
+class EndpointAnswer(Exception):
+    """A JSON body that is not a reply: the endpoint's error (`error`) or something else (`problem`).
+
+    Gateways answer 200 with an error body; servers asked for a stream may answer with JSON instead.
+    """
+
+    def __init__(self, error: dict | None, problem: str | None) -> None:
+        super().__init__(problem or error)
+        self.error, self.problem = error, problem
+
 
 def backoff(attempt: int, base: float, fault: Fault) -> float:
     """Seconds to wait before retry number `attempt` (1-based)."""
@@ -47,7 +63,11 @@ def classify(exc: BaseException, endpoint: str, model: str) -> Fault:
     import anthropic
 
     if isinstance(exc, StreamCut):
+        if exc.events == 0:
+            return Fault("stream_cut", f"{endpoint} sent an empty reply stream.")
         return Fault("stream_cut", f"The reply stream from {endpoint} was cut off mid-way.")
+    if isinstance(exc, EndpointAnswer):
+        return _answer_fault(exc, endpoint, model)
     if isinstance(exc, anthropic.APITimeoutError):
         return Fault("timeout", f"The request to {endpoint} timed out.")
     if isinstance(exc, anthropic.APIConnectionError):
@@ -70,6 +90,8 @@ def classify(exc: BaseException, endpoint: str, model: str) -> Fault:
 def _status_fault(exc, endpoint: str, model: str) -> Fault:
     status = exc.status_code
     detail = _api_message(exc)
+    if status == 200 and _is_overflow(f"{_error_type(exc)} {detail}"):  # an overflow told as an error event
+        return Fault("context_overflow", f"The conversation is too long for {model} at {endpoint} ({detail}).")
     if status == 200:  # an `error` event inside a stream that had started fine
         return Fault("stream_error", f"{endpoint} reported an error mid-stream: {detail}")
     if status == 429:
@@ -78,7 +100,7 @@ def _status_fault(exc, endpoint: str, model: str) -> Fault:
         return Fault("overloaded", f"{endpoint} is overloaded (529): {detail}", _retry_after(exc))
     if status >= 500:
         return Fault("server_error", f"{endpoint} failed with HTTP {status}: {detail}", _retry_after(exc))
-    if status in (400, 413) and _is_overflow(detail):
+    if status in (400, 413) and (_is_overflow(detail) or _is_overflow(_error_type(exc) or "")):
         return Fault("context_overflow", f"The conversation is too long for {model} at {endpoint} ({detail}).")
     if status == 401:
         return Fault("fatal", f"{endpoint} rejected the API key (401: {detail}). Check ANTHROPIC_API_KEY.")
@@ -98,12 +120,36 @@ OVERFLOW_PHRASES = (
     "context window",
     "too many tokens",
     "input is too long",
+    "exceeds the available context size",  # llama.cpp's exceed_context_size_error
+    "exceed_context_size",
+    "maximum model length",  # vLLM
 )
 
 
 def _is_overflow(detail: str) -> bool:
     lowered = detail.lower()
     return any(phrase in lowered for phrase in OVERFLOW_PHRASES)
+
+
+def _answer_fault(exc: EndpointAnswer, endpoint: str, model: str) -> Fault:
+    """A JSON body that is not a reply. An error in it is judged by its words and its status, if it gives one;
+    anything else is a malformed reply, asked again without streaming."""
+    if exc.error is None:
+        return Fault("stream_error", f"{endpoint} sent {exc.problem} where a reply was due.")
+    error = exc.error.get("error", exc.error)
+    if isinstance(error, dict):
+        detail = str(error.get("message") or error.get("type") or error)[:300]
+        kind = f"{error.get('type') or ''} {detail}"
+        code = error.get("code") if isinstance(error.get("code"), int) else None
+    else:
+        detail, kind, code = str(error)[:300], str(error), None
+    if _is_overflow(kind):
+        return Fault("context_overflow", f"The conversation is too long for {model} at {endpoint} ({detail}).")
+    if code == 429 or "rate_limit" in kind:
+        return Fault("rate_limited", f"{endpoint} is rate limiting requests: {detail}")
+    if code in (500, 502, 503, 504, 529) or "overloaded" in kind:
+        return Fault("server_error", f"{endpoint} failed: {detail}")
+    return Fault("fatal", f"{endpoint} answered with an error: {detail}")
 
 
 def _api_message(exc) -> str:

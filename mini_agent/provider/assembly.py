@@ -1,0 +1,132 @@
+"""A reply rebuilt from the SDK's stream events, tolerant of the gaps compatible servers leave.
+
+The SDK parses the server-sent events; its own accumulator gives up on the first event out of order. Servers such
+as llama.cpp's send `message_start` late, with the first token, and can drop the event of a token that ends inside
+a UTF-8 character, so a block's deltas may arrive for an index that never started. Everything that did arrive is
+kept: a missing `message_start` is rebuilt, a block is started by its first delta, usage is taken from whichever
+event carries it. What cannot be rebuilt (tool input with no tool name) makes the stream malformed, and a stream
+without its end is a cut one: both are retried by the caller.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mini_agent.provider.faults import StreamCut
+
+_IMPLIED_BLOCKS = {
+    "text_delta": lambda: {"type": "text", "text": ""},
+    "citations_delta": lambda: {"type": "text", "text": ""},
+    "thinking_delta": lambda: {"type": "thinking", "thinking": "", "signature": ""},
+    "signature_delta": lambda: {"type": "thinking", "thinking": "", "signature": ""},
+}
+"""The block a delta belongs to, for deltas whose block never started."""
+
+
+class MalformedStream(ValueError):
+    """The events cannot make a reply (a tool's input with no tool, a block index that is not a number)."""
+
+
+class StreamAssembly:
+    """Feed it the raw stream events in order (`add`), then take the message (`message`)."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, Any] | None = None
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.tool_json: dict[int, str] = {}
+        self.usage: dict[str, Any] = {}
+        self.ending: dict[str, Any] = {}
+        self.stopped = False
+        self.events = 0
+
+    def add(self, event: dict[str, Any]) -> str | None:
+        """Take one event (as the JSON the server sent); returns text to show as it streams, if any."""
+        self.events += 1
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message") or {}
+            self.started = {k: v for k, v in message.items() if k not in ("content", "usage")}
+            self._usage(message.get("usage"))
+        elif kind == "content_block_start":
+            block = event.get("content_block")
+            if isinstance(block, dict):
+                self.blocks[self._index(event)] = dict(block)
+        elif kind == "content_block_delta":
+            return self._delta(self._index(event), event.get("delta") or {})
+        elif kind == "content_block_stop":
+            self._close(self._index(event))
+        elif kind == "message_delta":
+            delta = event.get("delta") or {}
+            self.ending.update({k: v for k, v in delta.items() if v is not None})
+            self._usage(event.get("usage"))
+        elif kind == "message_stop":
+            self.stopped = True
+        return None
+
+    def message(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The whole message in the API's shape, and the usage the stream reported (None: none at all)."""
+        if not self.stopped and not self.ending.get("stop_reason"):
+            raise StreamCut(self.events)
+        for index in list(self.tool_json):
+            self._close(index)
+        message = dict(self.started or {"type": "message", "role": "assistant"})
+        message.update(self.ending)
+        message["content"] = [self.blocks[index] for index in sorted(self.blocks)]
+        return message, (self.usage or None)
+
+    # ---- pieces -------------------------------------------------------------------------------------------
+
+    def _index(self, event: dict[str, Any]) -> int:
+        index = event.get("index", 0)
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise MalformedStream(f"a block index that is not a number: {index!r}")
+        return index
+
+    def _usage(self, usage: object) -> None:
+        if isinstance(usage, dict):
+            self.usage.update({k: v for k, v in usage.items() if v is not None})
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> str | None:
+        kind = delta.get("type")
+        block = self.blocks.get(index)
+        if block is None:
+            if kind == "input_json_delta":
+                raise MalformedStream(f"tool input for block {index}, which never said which tool it calls")
+            block = self.blocks[index] = _IMPLIED_BLOCKS.get(kind, lambda: {"type": "text", "text": ""})()
+        if kind == "text_delta":
+            piece = delta.get("text") or ""
+            block["text"] = (block.get("text") or "") + piece
+            return piece or None
+        if kind == "input_json_delta":
+            self.tool_json[index] = self.tool_json.get(index, "") + (delta.get("partial_json") or "")
+        elif kind == "thinking_delta":
+            block["thinking"] = (block.get("thinking") or "") + (delta.get("thinking") or "")
+        elif kind == "signature_delta":
+            block["signature"] = (block.get("signature") or "") + (delta.get("signature") or "")
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
+        else:  # a delta type added to the API later: strings append, other values replace
+            for key, value in delta.items():
+                if key != "type":
+                    current = block.get(key)
+                    both_text = isinstance(current, str) and isinstance(value, str)
+                    block[key] = current + value if both_text else value
+        return None
+
+    def _close(self, index: int) -> None:
+        """A tool block's input is its streamed JSON once the block ends (the start's `{}` if none came)."""
+        raw = self.tool_json.pop(index, None)
+        if raw is None or not raw.strip():
+            return
+        block = self.blocks[index]
+        try:
+            block["input"] = json.loads(raw)
+        except ValueError:
+            # Cut at the output limit mid-call: keep what parsed, as the SDK does; the call is not run.
+            from jiter import from_json
+
+            try:
+                block["input"] = from_json(raw.encode(), partial_mode="trailing-strings")
+            except ValueError as exc:
+                raise MalformedStream(f"tool input that is not JSON: {raw[:80]!r}") from exc

@@ -1,0 +1,176 @@
+"""The one real Provider: the Messages API over the official `anthropic` SDK.
+
+`anthropic` is imported lazily (it is the slowest import of the program) and warmed up in a background thread
+while the rest of start-up runs, together with what the endpoint says about itself (discovery.py). The SDK
+parses the event stream; the reply is assembled here from its events (assembly.py) so that the gaps of
+compatible servers do not lose a reply, retried by one policy (faults.py), and never carries the key.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from mini_agent.errors import ContextOverflow, ProviderError
+from mini_agent.events import Emit, ReplyDiscarded, TextDelta
+from mini_agent.provider.discovery import LOOKUP_TIMEOUT, Discovery, discover
+from mini_agent.provider.endpoints import accepts_unknown_blocks, family_of
+from mini_agent.provider.faults import EndpointAnswer, backoff, classify
+from mini_agent.provider.replies import Reply, Request, reply_from
+from mini_agent.settings import Settings
+
+DISCOVERY_WAIT = 8.0
+"""Seconds the first turn waits for the endpoint to say its window (each lookup gives up after 5)."""
+
+
+class Provider(Protocol):
+    def complete(self, request: Request, emit: Emit) -> Reply: ...
+
+    def context_window(self, wait: float = 0.0) -> int | None: ...
+
+    def discovery(self, wait: float = 0.0) -> Discovery: ...
+
+
+class AnthropicProvider:
+    """Messages API over the official SDK: streaming, one retry policy, clear one-line failures."""
+
+    def __init__(self, settings: Settings, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings
+        self.family = family_of(settings.base_url, settings.provider)
+        self._sleep = sleep
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+        self._discovery: Discovery | None = None
+        self._discovery_thread: threading.Thread | None = None
+
+    # ---- start-up ------------------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Import the SDK, build the client and ask the endpoint about itself, all off the main thread."""
+        threading.Thread(target=self._warm, name="provider-warm-up", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self.client()
+        except Exception:  # the main thread will meet the same error and report it
+            return
+        if self._discovery_thread is None:
+            self._discovery_thread = threading.Thread(target=self._discover, name="provider-discovery", daemon=True)
+            self._discovery_thread.start()
+
+    def client(self) -> Any:
+        with self._client_lock:
+            if self._client is None:
+                import anthropic
+
+                self._client = anthropic.Anthropic(
+                    api_key=self.settings.api_key,
+                    auth_token=None if self.settings.api_key else self.settings.auth_token,
+                    base_url=self.settings.base_url,
+                    max_retries=0,  # faults.py owns the retry policy
+                    timeout=self.settings.request_timeout,
+                )
+            return self._client
+
+    def _discover(self) -> None:
+        client = self.client()
+
+        def fetch(method: str, path: str, body: dict | None) -> Any:
+            options = {"timeout": LOOKUP_TIMEOUT}
+            if method == "GET":
+                return client.get(path, cast_to=object, options=options)
+            return client.post(path, cast_to=object, body=body, options=options)
+
+        self._discovery = discover(self.family, self.settings.model or None, fetch)
+
+    def discovery(self, wait: float = 0.0) -> Discovery:
+        """What the endpoint said about itself so far; `wait` seconds for the lookup if it is still running."""
+        thread = self._discovery_thread
+        if thread is not None and wait:
+            thread.join(wait)
+        return self._discovery or Discovery()
+
+    def context_window(self, wait: float = 0.0) -> int | None:
+        """The endpoint's context window if it said, else None."""
+        return self.discovery(wait).window
+
+    def endpoint_model(self) -> str:
+        """The model the endpoint serves first, for servers that host one of the user's choosing (vLLM, llama.cpp)."""
+        if self._discovery_thread is None:
+            self._warm()
+        models = self.discovery(DISCOVERY_WAIT).models
+        if not models:
+            raise ProviderError(
+                f"No model configured, and {self.settings.base_url} lists none at /v1/models. "
+                "Name one with --model or ANTHROPIC_MODEL."
+            )
+        return models[0]
+
+    # ---- requests ------------------------------------------------------------------------------------
+
+    def complete(self, request: Request, emit: Emit) -> Reply:
+        body = request.body()
+        streaming = True
+        attempt = 0
+        while True:
+            try:
+                return self._stream(body, emit) if streaming else self._create(body, emit)
+            except Exception as exc:
+                fault = classify(exc, self.settings.base_url, self.settings.model)
+                if fault.kind == "stream_error":
+                    streaming = False  # an error event mid-stream, or JSON where events were due: ask plainly
+                if fault.kind == "context_overflow":
+                    raise ContextOverflow(self.settings.secret_set.mask(fault.message)) from None
+                if not fault.retryable or attempt >= self.settings.max_retries:
+                    tries = f" (gave up after {attempt + 1} attempts)" if fault.retryable else ""
+                    raise ProviderError(self.settings.secret_set.mask(fault.message + tries)) from None
+                attempt += 1
+                delay = backoff(attempt, self.settings.retry_base_delay, fault)
+                emit(ReplyDiscarded(self.settings.secret_set.mask(fault.message), attempt, delay))
+                self._sleep(delay)
+
+    def _stream(self, body: dict, emit: Emit) -> Reply:
+        from mini_agent.provider.assembly import StreamAssembly
+
+        assembly = StreamAssembly()
+        stream = self.client().messages.create(**body, stream=True)
+        with stream:
+            if "json" in stream.response.headers.get("content-type", ""):
+                # A JSON body where events were due: an error some gateways send with 200, or a whole message.
+                answer = _json_answer(stream.response.read())
+                return self._reply(answer, emit)
+            for event in stream:
+                text = assembly.add(event.to_dict(warnings=False))
+                if text:
+                    emit(TextDelta(text))
+        message, usage = assembly.message()
+        return reply_from(message, unknown_blocks=accepts_unknown_blocks(self.family), streamed_usage=usage or {})
+
+    def _create(self, body: dict, emit: Emit) -> Reply:
+        raw = self.client().messages.with_raw_response.create(**body)
+        return self._reply(_json_answer(raw.http_response.content), emit)
+
+    def _reply(self, answer: dict, emit: Emit) -> Reply:
+        reply = reply_from(answer, unknown_blocks=accepts_unknown_blocks(self.family))
+        for block in reply.message["content"]:
+            if block.get("type") == "text":
+                emit(TextDelta(block["text"]))
+        return reply
+
+
+def _json_answer(content: bytes) -> dict:
+    """A whole message from a JSON body; an error body (even with status 200) becomes the endpoint's own words."""
+    try:
+        answer = json.loads(content)
+    except ValueError:
+        raise EndpointAnswer(None, f"a body that is not JSON: {content[:80]!r}") from None
+    if not isinstance(answer, dict):
+        raise EndpointAnswer(None, f"JSON that is not a message: {str(answer)[:80]}")
+    if answer.get("error") or answer.get("type") == "error":
+        raise EndpointAnswer(answer, None)
+    if answer.get("type") not in (None, "message") or not isinstance(answer.get("content", []), list | None):
+        raise EndpointAnswer(None, f"JSON that is not a message: {str(answer)[:80]}")
+    return answer

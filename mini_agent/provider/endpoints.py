@@ -1,0 +1,55 @@
+"""Endpoint families: the presets a user names with `--provider`, and which family a base URL belongs to.
+
+A family decides where the context window and (for servers that host one model of the user's choosing) the model
+id are looked up, and what the endpoint accepts back in a transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+
+@dataclass(frozen=True)
+class Preset:
+    base_url: str
+    model: str | None
+    """None: the server hosts models of the user's choosing; the first id its models list gives is used."""
+    key_variable: str
+    bearer: bool = False
+    """Send the key as a bearer token (gateways). The SDK's 2.x sends either kind as `Authorization: Bearer`."""
+    placeholder_key: str | None = None
+    """Local servers accept any key: this one is used when the variable is unset."""
+
+
+PRESETS: dict[str, Preset] = {
+    "anthropic": Preset("https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    "deepseek": Preset("https://api.deepseek.com/anthropic", "deepseek-v4-pro", "DEEPSEEK_API_KEY"),
+    "ollama": Preset("http://localhost:11434", "qwen3-coder", "OLLAMA_API_KEY", placeholder_key="ollama"),
+    "vllm": Preset("http://localhost:8000", None, "VLLM_API_KEY", placeholder_key="EMPTY"),
+    "llamacpp": Preset("http://localhost:8080", None, "LLAMA_API_KEY", placeholder_key="none"),
+    "litellm": Preset("http://localhost:4000", None, "LITELLM_API_KEY", bearer=True),
+    "openrouter": Preset("https://openrouter.ai/api", "anthropic/claude-sonnet-4.5", "OPENROUTER_API_KEY", True),
+}
+
+FAMILIES = (*PRESETS, "compatible")
+"""`compatible`: an endpoint of unknown make, probed for every family's window source."""
+
+_HOSTS = {"api.anthropic.com": "anthropic", "api.deepseek.com": "deepseek", "openrouter.ai": "openrouter"}
+
+
+def family_of(base_url: str, provider: str | None = None) -> str:
+    """The family of an endpoint: the preset it came from, else what its host says, else `compatible`."""
+    if provider in PRESETS:
+        return provider
+    host = (urlparse(base_url).hostname or "").lower()
+    return _HOSTS.get(host, "compatible")
+
+
+def accepts_unknown_blocks(family: str) -> bool:
+    """Whether block types this program does not know may go back to the endpoint as they came.
+
+    Anthropic's own API sends new block types first and expects them back verbatim; a compatible server that
+    sends something odd does not understand it back, and rejects the whole request.
+    """
+    return family == "anthropic"
