@@ -50,6 +50,8 @@ class Reply:
     headers: dict = field(default_factory=dict)
     error: dict | None = None
     raw_sse: bytes | None = None
+    json_body: Any = None
+    """Answer 200 with this JSON, streaming request or not (gateways' error bodies, servers that never stream)."""
     cut_after_events: int | None = None
     error_event_after: int | None = None
     delay: float = 0.0
@@ -183,6 +185,8 @@ class FakeAnthropicAPI:
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
         self.model_info: dict | None = None
+        self.pages: dict[str, Any] = {}
+        """Other JSON the server answers, by "METHOD /path" (e.g. "GET /props"): an endpoint family's own shapes."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -245,6 +249,8 @@ class FakeAnthropicAPI:
                 self._record(None)
                 if self.path.startswith("/v1/models/") and api.model_info is not None:
                     return self._json(200, api.model_info)
+                if f"GET {self.path}" in api.pages:
+                    return self._json(200, api.pages[f"GET {self.path}"])
                 self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not found"}})
 
             def do_POST(self) -> None:
@@ -263,6 +269,8 @@ class FakeAnthropicAPI:
                 except ValueError:
                     body = raw.decode(errors="replace")
                 self._record(body)
+                if f"POST {self.path}" in api.pages:
+                    return self._json(200, api.pages[f"POST {self.path}"])
                 if not self.path.startswith("/v1/messages"):
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "?"}})
                 reply = api._next(body)
@@ -274,6 +282,8 @@ class FakeAnthropicAPI:
                 if reply.error is not None:
                     return self._json(reply.status, {"type": "error", "error": reply.error}, reply.headers)
                 streaming = isinstance(body, dict) and body.get("stream")
+                if reply.json_body is not None:
+                    return self._json(200, reply.json_body, reply.headers)
                 if reply.raw_sse is not None:
                     return self._sse_bytes(reply.raw_sse)
                 if reply.measured:
@@ -325,3 +335,13 @@ class FakeAnthropicAPI:
                     self.wfile.flush()
 
         return Handler
+
+
+def sse_bytes(events: list[tuple[str, dict]]) -> bytes:
+    """A stream of the given (event name, data) frames, to serve with Reply(raw_sse=...)."""
+    return b"".join(_frame(name, data) for name, data in events)
+
+
+def message_of(reply: Reply) -> dict:
+    """The message a scripted reply stands for, to build its events from and then bend them."""
+    return reply.message()

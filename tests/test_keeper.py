@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import unescape
 
+import pytest
 from conversation import build, is_summary_request, pairing_problems
 from fake_api import answer, failure, tool_use
 
@@ -102,11 +103,23 @@ def test_crossing_the_threshold_compacts_before_the_next_request(api, settings_f
     assert report.trigger == "auto" and report.after < report.before and agent.session.compactions == 1
 
 
-def test_prompt_too_long_compacts_and_retries_once(api, settings_for):
+OVERFLOWS = {
+    "anthropic": (400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+    "llama.cpp": (
+        400,
+        "exceed_context_size_error",
+        "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+    ),
+    "vllm": (400, "BadRequestError", "This model's maximum context length is 4096 tokens. However, you requested 5000"),
+}
+
+
+@pytest.mark.parametrize("family", OVERFLOWS)
+def test_prompt_too_long_compacts_and_retries_once(api, settings_for, family):
     session = Session()
     build(session, [("Earlier task. Never delete data.", [(1, 3_000), (1, 3_000)], True)])
     api.script(
-        failure(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+        failure(*OVERFLOWS[family]),
         answer(SUMMARY),
         answer("Fine now."),
     )
