@@ -16,6 +16,7 @@ from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_brea
 from mini_agent.prompt import build_system, system_hint
 from mini_agent.provider import Provider, Reply, Request
 from mini_agent.provider.client import DISCOVERY_WAIT
+from mini_agent.provider.discovery import Discovery
 from mini_agent.safety.gate import Confirm, Gate
 from mini_agent.safety.permissions import Deny
 from mini_agent.session import Session
@@ -126,7 +127,7 @@ class Agent:
             system=self._system_blocks(),
             messages=with_cache_breakpoint(self.session.messages),
             tools=self.registry.schemas(),
-            max_tokens=self.settings.max_tokens,
+            max_tokens=self.output_limit(),
         )
 
     def _complete(self) -> Reply:
@@ -140,16 +141,26 @@ class Agent:
 
     def _endpoint_notices(self) -> None:
         """What the endpoint said about itself that the human must know (e.g. a window too small), once."""
-        if self.settings.context_window:
-            return
-        for text in self.provider.discovery(wait=DISCOVERY_WAIT).notices:
+        for text in self._endpoint().notices:
             self._tell_once(True, text, text)
 
     def window(self) -> int:
         """The context window: the user's setting, else what the endpoint said (waited for on first use)."""
-        if self.settings.context_window:
-            return self.settings.context_window
-        return self.provider.context_window(wait=DISCOVERY_WAIT) or DEFAULT_CONTEXT_WINDOW
+        return self.settings.context_window or self._endpoint().window or DEFAULT_CONTEXT_WINDOW
+
+    def output_limit(self) -> int:
+        """Output tokens a reply may use. Where prompt and reply share the window (vLLM, llama.cpp, Ollama), a
+        quarter of it at most: a server that counts the limit against the window rejects what cannot fit."""
+        if self._endpoint().shared:
+            return max(1, min(self.settings.max_tokens, self.window() // 4))
+        return self.settings.max_tokens
+
+    def input_window(self) -> int:
+        """Tokens the prompt may use: the window, less the room a reply needs where they share it."""
+        return self.window() - self.output_limit() if self._endpoint().shared else self.window()
+
+    def _endpoint(self) -> Discovery:
+        return self.provider.discovery(wait=DISCOVERY_WAIT)
 
     def overhead(self) -> int:
         """Tokens of system prompt and tools, counted once per system-prompt change."""
@@ -197,7 +208,7 @@ class Agent:
         elif reply.stop_reason == "max_tokens":
             self.emit(
                 Notice(
-                    f"The reply was cut off at the output limit ({self.settings.max_tokens} tokens); "
+                    f"The reply was cut off at the output limit ({self.output_limit()} tokens); "
                     "raise --max-tokens or ask the model to continue."
                 )
             )

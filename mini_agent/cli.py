@@ -53,7 +53,8 @@ def run(
     provider: str | None = typer.Option(
         None,
         "--provider",
-        help="anthropic | deepseek | ollama | vllm | openrouter: sets the base URL, default model and key variable.",
+        help="anthropic | deepseek | ollama | vllm | llamacpp | litellm | openrouter: sets the base URL, default "
+        "model and key variable.",
     ),
     permission_mode: str | None = typer.Option(None, "--permission-mode", help="default | accept-edits | auto | plan."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Same as --permission-mode auto."),

@@ -181,6 +181,6 @@ def minimal_keeper(agent: Agent) -> ContextKeeper:
         ContextEngine(Gatherer(piped, []), settings.context_budget),
         Compactor(agent.provider, settings.compact_model or settings.model, settings.compact_focus),
         settings,
-        agent.window,
+        agent.input_window,
         agent.overhead,
     )

@@ -1,8 +1,9 @@
 """What a model's tokens cost: list prices per million tokens, and the cost of a Usage.
 
-Prices as of 2026-11-22, from the providers' pricing pages (Anthropic: base input, 5-minute cache writes,
-cache hits, output; DeepSeek: cache miss, cache hit, output of the V3.2 list, where a cache write costs
-what a miss does). They are list prices: batch discounts, Sonnet 4/4.5's long-context rates above 200k input
+Prices as of 2026-11-24, from the providers' pricing pages (Anthropic: base input, 5-minute cache writes,
+cache hits, output; DeepSeek (api-docs.deepseek.com/quick_start/pricing): cache miss, cache hit, output of
+the V4 models, where a cache write costs what a miss does; the retired `deepseek-chat` and
+`deepseek-reasoner` were aliases of V4 Flash and are priced as it). They are list prices: batch discounts, Sonnet 4/4.5's long-context rates above 200k input
 tokens and 1-hour cache writes are not modelled, so a figure is an estimate, not an invoice.
 """
 
@@ -30,7 +31,8 @@ OPUS_4_5 = Price(input=5.0, output=25.0, cache_write=6.25, cache_read=0.50)
 SONNET = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.30)
 HAIKU_4_5 = Price(input=1.0, output=5.0, cache_write=1.25, cache_read=0.10)
 HAIKU_3_5 = Price(input=0.80, output=4.0, cache_write=1.0, cache_read=0.08)
-DEEPSEEK = Price(input=0.28, output=0.42, cache_write=0.28, cache_read=0.028)
+DEEPSEEK_V4_FLASH = Price(input=0.14, output=0.28, cache_write=0.14, cache_read=0.0028)
+DEEPSEEK_V4_PRO = Price(input=0.435, output=0.87, cache_write=0.435, cache_read=0.003625)
 
 PRICES: dict[str, Price] = {
     "claude-opus-4": OPUS_4,
@@ -46,8 +48,10 @@ PRICES: dict[str, Price] = {
     "claude-3-7-sonnet": SONNET,
     "claude-3-5-sonnet": SONNET,
     "claude-3-5-haiku": HAIKU_3_5,
-    "deepseek-chat": DEEPSEEK,
-    "deepseek-reasoner": DEEPSEEK,
+    "deepseek-v4-flash": DEEPSEEK_V4_FLASH,
+    "deepseek-v4-pro": DEEPSEEK_V4_PRO,
+    "deepseek-chat": DEEPSEEK_V4_FLASH,
+    "deepseek-reasoner": DEEPSEEK_V4_FLASH,
 }
 """Keyed by model family: what `family` makes of an id."""
 

@@ -247,6 +247,12 @@ class FakeAnthropicAPI:
 
             def do_GET(self) -> None:
                 self._record(None)
+                try:
+                    self._get()
+                finally:
+                    self.recorded.answered_at = time.monotonic()
+
+            def _get(self) -> None:
                 if self.path.startswith("/v1/models/") and api.model_info is not None:
                     return self._json(200, api.model_info)
                 if f"GET {self.path}" in api.pages:

@@ -44,9 +44,11 @@ def test_cost_counts_each_kind_of_token_at_its_own_price():
     usage = Usage(input_tokens=1_000_000, output_tokens=100_000, cache_creation_input_tokens=200_000)
     assert cost("claude-opus-4-1", usage) == pytest.approx(15 + 7.5 + 3.75)
     assert cost("claude-haiku-4-5", Usage(cache_read_input_tokens=2_000_000)) == pytest.approx(0.2)
-    assert cost("deepseek-reasoner", Usage(input_tokens=1_000_000, cache_read_input_tokens=1_000_000)) == (
-        pytest.approx(0.28 + 0.028)
+    assert cost("deepseek-v4-pro", Usage(input_tokens=1_000_000, cache_read_input_tokens=1_000_000)) == (
+        pytest.approx(0.435 + 0.003625)
     )
+    assert cost("deepseek-v4-flash", Usage(input_tokens=1_000_000, output_tokens=1_000_000)) == pytest.approx(0.42)
+    assert cost("deepseek-reasoner", Usage(input_tokens=1_000_000)) == cost("deepseek-v4-flash", Usage(1_000_000))
     assert cost("claude-sonnet-4-5", Usage()) == 0
 
 

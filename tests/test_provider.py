@@ -223,14 +223,14 @@ def test_context_window_comes_from_the_models_endpoint(api, settings_for):
         "max_tokens": 8192,
     }
     provider, _ = provider_for(api, settings_for)
-    provider._warm()
+    provider.warm_up()
     assert provider.context_window(wait=5) == 123_456
     assert any(r.path.startswith("/v1/models/claude-test") for r in api.requests)
 
 
 def test_context_window_is_unknown_when_the_endpoint_has_none(api, settings_for):
     provider, _ = provider_for(api, settings_for)
-    provider._warm()
+    provider.warm_up()
     assert provider.context_window(wait=5) is None
 
 

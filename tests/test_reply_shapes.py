@@ -13,7 +13,7 @@ import pytest
 from fake_api import Reply, answer, message_of, sse_bytes, sse_events, text, thinking, tool_use
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import TEST_KEY
+from support import FIXTURES, TEST_KEY
 
 from mini_agent.agent import Agent
 from mini_agent.errors import ProviderError
@@ -345,3 +345,52 @@ def test_the_key_never_reaches_an_error_line(api, settings_for):
     with pytest.raises(ProviderError) as caught:
         provider_for(api, settings_for).complete(request(), lambda e: None)
     assert TEST_KEY not in str(caught.value)
+
+
+# ---- recorded streams of each family (tests/fixtures/endpoints/README.md says where each came from) -------
+
+ENDPOINTS = FIXTURES / "endpoints"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "block_types", "stop_reason"),
+    [
+        ("llamacpp__captured_stream_text.sse", ["text"], "max_tokens"),
+        ("llamacpp__captured_stream_no_message_start.sse", ["text"], "max_tokens"),
+        ("llamacpp__stream_text.sse", ["text"], "end_turn"),
+        ("llamacpp__stream_tool_use.sse", ["text", "tool_use"], "tool_use"),
+        ("llamacpp__stream_thinking.sse", ["text"], "end_turn"),  # unsigned thinking is not kept
+        ("llamacpp__stream_no_message_start.sse", ["text"], "end_turn"),
+        ("llamacpp__stream_late_start.sse", ["text"], "end_turn"),
+        ("ollama__stream_text.sse", ["text"], "end_turn"),
+        ("ollama__stream_tool_use.sse", ["text", "tool_use"], "tool_use"),
+        ("vllm__stream_text.sse", ["text"], "end_turn"),
+        ("vllm__stream_tool_use.sse", ["text", "tool_use"], "tool_use"),
+    ],
+)
+def test_recorded_streams_of_each_family_make_whole_replies(api, settings_for, fixture, block_types, stop_reason):
+    raw = (ENDPOINTS / fixture).read_bytes()
+    api.script(Reply(raw_sse=raw))
+    seen: list = []
+    reply = provider_for(api, settings_for).complete(request(), seen.append)
+    assert [b["type"] for b in reply.message["content"]] == block_types
+    assert reply.stop_reason == stop_reason
+    assert not [e for e in seen if isinstance(e, ReplyDiscarded)]
+    streamed = "".join(e.text for e in seen if isinstance(e, TextDelta))
+    assert streamed == "".join(b["text"] for b in reply.message["content"] if b["type"] == "text")
+    for block in reply.message["content"]:
+        if block["type"] == "tool_use":
+            assert isinstance(block["input"], dict) and block["id"] and block["name"]
+    json.dumps(reply.message).encode("utf-8")  # fit to store and to send back
+
+
+PLAIN_REPLIES = ["llamacpp__message.json", "llamacpp__captured_message.json", "ollama__message.json"]
+
+
+@pytest.mark.parametrize("fixture", PLAIN_REPLIES)
+def test_recorded_plain_replies_of_each_family(api, settings_for, fixture):
+    body = json.loads((ENDPOINTS / fixture).read_text(encoding="utf-8"))
+    api.script(Reply(raw_sse=b"event: error\ndata: {}\n\n"), Reply(json_body=body))
+    reply = provider_for(api, settings_for).complete(request(), lambda e: None)
+    assert reply.message["content"] and reply.stop_reason in ("end_turn", "max_tokens", "tool_use")
+    assert reply.usage_reported

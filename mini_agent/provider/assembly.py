@@ -51,7 +51,10 @@ class StreamAssembly:
         elif kind == "content_block_start":
             block = event.get("content_block")
             if isinstance(block, dict):
-                self.blocks[self._index(event)] = dict(block)
+                index = self._index(event)
+                # A second start for a block already streaming (llama.cpp's final chunk can repeat one) adds only
+                # what the block lacks; it never wipes what the deltas built.
+                self.blocks[index] = {**block, **self.blocks[index]} if index in self.blocks else dict(block)
         elif kind == "content_block_delta":
             return self._delta(self._index(event), event.get("delta") or {})
         elif kind == "content_block_stop":
@@ -72,6 +75,9 @@ class StreamAssembly:
             self._close(index)
         message = dict(self.started or {"type": "message", "role": "assistant"})
         message.update(self.ending)
+        for block in self.blocks.values():
+            if block.get("type") in ("tool_use", "server_tool_use") and "input" not in block:
+                block["input"] = {}  # llama.cpp starts a tool block without `input`; a call with no arguments
         message["content"] = [self.blocks[index] for index in sorted(self.blocks)]
         return message, (self.usage or None)
 

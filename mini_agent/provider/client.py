@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from mini_agent.errors import ContextOverflow, ProviderError
 from mini_agent.events import Emit, ReplyDiscarded, TextDelta
 from mini_agent.provider.discovery import LOOKUP_TIMEOUT, Discovery, discover
-from mini_agent.provider.endpoints import accepts_unknown_blocks, family_of
+from mini_agent.provider.endpoints import family_of
 from mini_agent.provider.faults import EndpointAnswer, backoff, classify
 from mini_agent.provider.replies import Reply, Request, reply_from
 from mini_agent.settings import Settings
@@ -44,22 +44,26 @@ class AnthropicProvider:
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._discovery: Discovery | None = None
-        self._discovery_thread: threading.Thread | None = None
+        self._warming: threading.Thread | None = None
+        self._discovered = threading.Event()
 
     # ---- start-up ------------------------------------------------------------------------------------
 
     def warm_up(self) -> None:
         """Import the SDK, build the client and ask the endpoint about itself, all off the main thread."""
-        threading.Thread(target=self._warm, name="provider-warm-up", daemon=True).start()
+        with self._client_lock:
+            if self._warming is not None:
+                return
+            self._warming = threading.Thread(target=self._warm, name="provider-warm-up", daemon=True)
+        self._warming.start()
 
     def _warm(self) -> None:
         try:
-            self.client()
-        except Exception:  # the main thread will meet the same error and report it
-            return
-        if self._discovery_thread is None:
-            self._discovery_thread = threading.Thread(target=self._discover, name="provider-discovery", daemon=True)
-            self._discovery_thread.start()
+            self._discover()
+        except Exception:  # the main thread will meet the same error (a missing SDK, a bad URL) and report it
+            pass
+        finally:
+            self._discovered.set()
 
     def client(self) -> Any:
         with self._client_lock:
@@ -87,10 +91,9 @@ class AnthropicProvider:
         self._discovery = discover(self.family, self.settings.model or None, fetch)
 
     def discovery(self, wait: float = 0.0) -> Discovery:
-        """What the endpoint said about itself so far; `wait` seconds for the lookup if it is still running."""
-        thread = self._discovery_thread
-        if thread is not None and wait:
-            thread.join(wait)
+        """What the endpoint said about itself; `wait` seconds for the lookup if warm_up started it."""
+        if self._warming is not None and wait:
+            self._discovered.wait(wait)
         return self._discovery or Discovery()
 
     def context_window(self, wait: float = 0.0) -> int | None:
@@ -99,8 +102,7 @@ class AnthropicProvider:
 
     def endpoint_model(self) -> str:
         """The model the endpoint serves first, for servers that host one of the user's choosing (vLLM, llama.cpp)."""
-        if self._discovery_thread is None:
-            self._warm()
+        self.warm_up()
         models = self.discovery(DISCOVERY_WAIT).models
         if not models:
             raise ProviderError(
@@ -147,14 +149,14 @@ class AnthropicProvider:
                 if text:
                     emit(TextDelta(text))
         message, usage = assembly.message()
-        return reply_from(message, unknown_blocks=accepts_unknown_blocks(self.family), streamed_usage=usage or {})
+        return reply_from(message, self.family, streamed_usage=usage or {})
 
     def _create(self, body: dict, emit: Emit) -> Reply:
         raw = self.client().messages.with_raw_response.create(**body)
         return self._reply(_json_answer(raw.http_response.content), emit)
 
     def _reply(self, answer: dict, emit: Emit) -> Reply:
-        reply = reply_from(answer, unknown_blocks=accepts_unknown_blocks(self.family))
+        reply = reply_from(answer, self.family)
         for block in reply.message["content"]:
             if block.get("type") == "text":
                 emit(TextDelta(block["text"]))
@@ -171,6 +173,7 @@ def _json_answer(content: bytes) -> dict:
         raise EndpointAnswer(None, f"JSON that is not a message: {str(answer)[:80]}")
     if answer.get("error") or answer.get("type") == "error":
         raise EndpointAnswer(answer, None)
-    if answer.get("type") not in (None, "message") or not isinstance(answer.get("content", []), list | None):
+    is_message = answer.get("type") == "message" or (answer.get("type") is None and answer.get("role") == "assistant")
+    if not is_message or not isinstance(answer.get("content"), list | None):
         raise EndpointAnswer(None, f"JSON that is not a message: {str(answer)[:80]}")
     return answer

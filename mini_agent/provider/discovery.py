@@ -27,6 +27,8 @@ class Discovery:
     window: int | None = None
     source: str | None = None
     """Where the window came from, e.g. `GET /props (n_ctx)`."""
+    shared: bool = False
+    """The window holds the reply as well as the prompt (vLLM, llama.cpp, Ollama): room must be left for it."""
     models: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     """Things the user must know before the first request, e.g. a window too small for a session."""
@@ -38,7 +40,7 @@ Fetch = Callable[[str, str, dict | None], Any]
 
 def discover(family: str, model: str | None, fetch: Fetch) -> Discovery:
     """Ask the endpoint in its family's ways; an unknown endpoint (`compatible`) is asked in every way."""
-    found = Discovery()
+    found = Discovery(shared=family in SHARED_WINDOWS)
     steps = _STEPS.get(family, _ALL)
     for step in steps:
         try:
@@ -60,16 +62,17 @@ def _anthropic(found: Discovery, model: str | None, fetch: Fetch) -> None:
 
 
 def _models_list(found: Discovery, model: str | None, fetch: Fetch) -> None:
-    """`/v1/models`: vLLM's `max_model_len`, llama.cpp's `meta.n_ctx_train`, and the ids for a default model."""
+    """`/v1/models`: the ids for a default model, and the window where the server puts one there."""
     data = fetch("GET", "/v1/models", None).get("data") or []
     entries = [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
     found.models = found.models or [entry["id"] for entry in entries]
     chosen = next((e for e in entries if e["id"] == model), entries[0] if entries and not model else None)
     if chosen is None or found.window:
         return
-    window = _positive(chosen.get("max_model_len"))
-    if window:
-        found.window, found.source = window, "GET /v1/models (max_model_len)"
+    for key in ("max_model_len", "context_length", "max_input_tokens"):  # vLLM's, OpenRouter's, LiteLLM's
+        if window := _positive(chosen.get(key)):
+            found.window, found.source, found.shared = window, f"GET /v1/models ({key})", key == "max_model_len"
+            return
 
 
 def _llamacpp_props(found: Discovery, model: str | None, fetch: Fetch) -> None:
@@ -77,7 +80,7 @@ def _llamacpp_props(found: Discovery, model: str | None, fetch: Fetch) -> None:
     settings = props.get("default_generation_settings") or {}
     window = _positive(settings.get("n_ctx")) or _positive(props.get("n_ctx"))
     if window and not found.window:
-        found.window, found.source = window, "GET /props (n_ctx)"
+        found.window, found.source, found.shared = window, "GET /props (n_ctx)", True
 
 
 def _litellm_info(found: Discovery, model: str | None, fetch: Fetch) -> None:
@@ -101,7 +104,10 @@ def _ollama(found: Discovery, model: str | None, fetch: Fetch) -> None:
     if not model:
         return
     running = fetch("GET", "/api/ps", None).get("models") or []
-    loaded = next((m for m in running if isinstance(m, dict) and model in (m.get("name"), m.get("model"))), None)
+    names = (model, f"{model}:latest")  # Ollama lists a model named without a tag as `:latest`
+    loaded = next(
+        (m for m in running if isinstance(m, dict) and (m.get("name") in names or m.get("model") in names)), None
+    )
     window = _positive(loaded.get("context_length")) if loaded else None
     source = "GET /api/ps (context_length of the loaded model)"
     if not window:
@@ -115,7 +121,7 @@ def _ollama(found: Discovery, model: str | None, fetch: Fetch) -> None:
             source = "POST /api/show (model_info context_length)"
     if not window:
         return
-    found.window, found.source = window, source
+    found.window, found.source, found.shared = window, source, True
     if window < OLLAMA_NEEDS:
         found.notices.append(
             f"Ollama serves {model} with a context of {window} tokens; a session needs at least {OLLAMA_NEEDS}, and "
@@ -124,10 +130,23 @@ def _ollama(found: Discovery, model: str | None, fetch: Fetch) -> None:
         )
 
 
+def _documented(found: Discovery, model: str | None, fetch: Fetch) -> None:
+    """Windows an endpoint documents but does not report (DeepSeek lists ids only)."""
+    window = DOCUMENTED_WINDOWS.get(model or "")
+    if window:
+        found.window, found.source = window, "the provider's documentation"
+
+
+SHARED_WINDOWS = ("vllm", "llamacpp", "ollama")
+"""Families whose window holds the reply as well as the prompt."""
+
+DOCUMENTED_WINDOWS = {"deepseek-v4-pro": 1_000_000, "deepseek-v4-flash": 1_000_000}
+"""api-docs.deepseek.com/quick_start/pricing (2026-11): 1M tokens of context for both."""
+
 _STEPS = {
     "anthropic": (_anthropic,),
-    "openrouter": (_anthropic,),
-    "deepseek": (_anthropic,),
+    "openrouter": (_models_list,),
+    "deepseek": (_documented,),
     "vllm": (_models_list,),
     "llamacpp": (_llamacpp_props, _models_list),
     "litellm": (_litellm_info, _models_list),

@@ -53,3 +53,9 @@ def accepts_unknown_blocks(family: str) -> bool:
     sends something odd does not understand it back, and rejects the whole request.
     """
     return family == "anthropic"
+
+
+def wants_thinking_back(family: str) -> bool:
+    """Whether thinking blocks go back even without a signature: DeepSeek's thinking mode (its default) rejects
+    a turn with tool calls whose thinking was left out; elsewhere an unsigned thinking block is rejected."""
+    return family == "deepseek"

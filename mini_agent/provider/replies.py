@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mini_agent.provider.endpoints import accepts_unknown_blocks, wants_thinking_back
 from mini_agent.usage import Usage
 
 KNOWN_BLOCKS = frozenset(
@@ -78,18 +79,16 @@ class Reply:
         return self.stop_reason not in _NOT_RUN_STOPS
 
 
-def reply_from(message: dict, *, unknown_blocks: bool, streamed_usage: dict | None = None) -> Reply:
-    """A Reply from a message in the API's JSON shape (from a stream, rebuilt, or a plain response).
-
-    `unknown_blocks`: whether block types outside KNOWN_BLOCKS may stay in the transcript (see endpoints.py).
-    """
+def reply_from(message: dict, family: str, streamed_usage: dict | None = None) -> Reply:
+    """A Reply from a message in the API's JSON shape (from a stream, rebuilt, or a plain response), fit to go
+    back to an endpoint of `family` (what each family takes back: endpoints.py)."""
     blocks, dropped = [], []
     for block in message.get("content") or ():
         if not isinstance(block, dict):
             dropped.append(type(block).__name__)
             continue
         kind = block.get("type")
-        if not _sendable(block, kind, unknown_blocks):
+        if not _sendable(block, kind, family):
             dropped.append(str(kind))
             continue
         blocks.append(_clean({k: v for k, v in block.items() if k not in _SDK_ONLY_FIELDS}))
@@ -110,16 +109,16 @@ def reply_from(message: dict, *, unknown_blocks: bool, streamed_usage: dict | No
     )
 
 
-def _sendable(block: dict, kind: object, unknown_blocks: bool) -> bool:
+def _sendable(block: dict, kind: object, family: str) -> bool:
     if kind == "text":
         # The API rejects empty and whitespace-only text blocks, and they say nothing.
         return isinstance(block.get("text"), str) and bool(block["text"].strip())
     if kind == "thinking":
         # Without its signature the API refuses a thinking block back; local servers send none.
-        return bool(block.get("signature"))
+        return bool(block.get("signature")) or wants_thinking_back(family)
     if kind == "tool_use":
         return isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
-    return kind in KNOWN_BLOCKS or (unknown_blocks and isinstance(kind, str))
+    return kind in KNOWN_BLOCKS or (accepts_unknown_blocks(family) and isinstance(kind, str))
 
 
 def _clean(value: Any) -> Any:

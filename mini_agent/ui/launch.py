@@ -95,7 +95,7 @@ def context_keeper(agent):
     gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
     compactor = Compactor(agent.provider, settings.compact_model or settings.model, settings.compact_focus)
     return ContextKeeper(
-        ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.window, agent.overhead
+        ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.input_window, agent.overhead
     )
 
 
