@@ -34,7 +34,10 @@ class StreamAssembly:
     def __init__(self) -> None:
         self.started: dict[str, Any] | None = None
         self.blocks: dict[int, dict[str, Any]] = {}
-        self.tool_json: dict[int, str] = {}
+        self.open_tools: set[int] = set()
+        """Blocks whose tool input is streaming; it is parsed when the block (or the message) ends."""
+        self.pieces: dict[tuple[int, str], list[str]] = {}
+        """Streamed text per (block, field), joined once at the end: appending to a string would copy it per delta."""
         self.usage: dict[str, Any] = {}
         self.ending: dict[str, Any] = {}
         self.stopped = False
@@ -71,8 +74,9 @@ class StreamAssembly:
         """The whole message in the API's shape, and the usage the stream reported (None: none at all)."""
         if not self.stopped and not self.ending.get("stop_reason"):
             raise StreamCut(self.events)
-        for index in list(self.tool_json):
+        for index in list(self.open_tools):
             self._close(index)
+        self._join()
         message = dict(self.started or {"type": "message", "role": "assistant"})
         message.update(self.ending)
         for block in self.blocks.values():
@@ -102,14 +106,15 @@ class StreamAssembly:
             block = self.blocks[index] = _IMPLIED_BLOCKS.get(kind, lambda: {"type": "text", "text": ""})()
         if kind == "text_delta":
             piece = delta.get("text") or ""
-            block["text"] = (block.get("text") or "") + piece
+            self._append(index, "text", piece)
             return piece or None
         if kind == "input_json_delta":
-            self.tool_json[index] = self.tool_json.get(index, "") + (delta.get("partial_json") or "")
+            self._append(index, "input", delta.get("partial_json") or "")
+            self.open_tools.add(index)
         elif kind == "thinking_delta":
-            block["thinking"] = (block.get("thinking") or "") + (delta.get("thinking") or "")
+            self._append(index, "thinking", delta.get("thinking") or "")
         elif kind == "signature_delta":
-            block["signature"] = (block.get("signature") or "") + (delta.get("signature") or "")
+            self._append(index, "signature", delta.get("signature") or "")
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(delta.get("citation"))
         else:  # a delta type added to the API later: strings append, other values replace
@@ -120,10 +125,26 @@ class StreamAssembly:
                     block[key] = current + value if both_text else value
         return None
 
+    def _append(self, index: int, field: str, piece: str) -> None:
+        pieces = self.pieces.get((index, field))
+        if pieces is None:
+            current = self.blocks[index].get(field) if field != "input" else None
+            pieces = self.pieces[(index, field)] = [current] if isinstance(current, str) and current else []
+        pieces.append(piece)
+
+    def _join(self) -> None:
+        for (index, field), pieces in self.pieces.items():
+            if field != "input":
+                self.blocks[index][field] = "".join(pieces)
+        self.pieces = {key: pieces for key, pieces in self.pieces.items() if key[1] == "input"}
+
     def _close(self, index: int) -> None:
         """A tool block's input is its streamed JSON once the block ends (the start's `{}` if none came)."""
-        raw = self.tool_json.pop(index, None)
-        if raw is None or not raw.strip():
+        if index not in self.open_tools:
+            return
+        self.open_tools.discard(index)
+        raw = "".join(self.pieces.pop((index, "input"), ()))
+        if not raw.strip():
             return
         block = self.blocks[index]
         try:
