@@ -158,3 +158,10 @@ def test_an_endpoint_of_unknown_make_is_asked_every_way(api, settings_for):
     provider = AnthropicProvider(settings_for(api))
     provider.warm_up()
     assert provider.context_window(wait=5) == shape("llamacpp__props.json")["default_generation_settings"]["n_ctx"]
+
+
+def test_config_says_where_a_presets_missing_model_comes_from(run_cli):
+    done = run_cli(["--provider", "vllm", "config"])
+    assert done.returncode == 0
+    model_line = next(line for line in done.stdout.decode().splitlines() if line.startswith("model "))
+    assert "first one the endpoint lists" in model_line and "provider vllm" in model_line

@@ -35,7 +35,8 @@ def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
         return
     width = max(len(name) for name, _, _ in rows)
     for name, value, source in rows:
-        out.write(f"{name:<{width}}  {_text(value)}  ({source})\n")
+        shown = "(the first one the endpoint lists)" if name == "model" and not value else _text(value)
+        out.write(f"{name:<{width}}  {shown}  ({source})\n")
     out.write(f"{'key':<{width}}  {key['shown']}  ({key['source']})\n")
     out.write("\nConfig files:\n")
     for file in files:
