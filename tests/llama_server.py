@@ -97,6 +97,9 @@ def obtain(cache: Path = CACHE) -> Tree:
     pinned = cache / _dirname(PACKAGES["llama.cpp-tools"])
     if _complete(pinned):
         return _load(pinned)
+    missing = [tool for tool in ("apt-get", "apt-cache", "dpkg-deb") if shutil.which(tool) is None]
+    if missing:
+        raise Unavailable(f"no Debian package tools on this machine ({', '.join(missing)} not on PATH)")
     cache.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(dir=cache, prefix=".fetch-") as scratch:
@@ -144,9 +147,6 @@ def _check_platform() -> None:
         raise Unavailable(f"llama-server comes from Debian packages, which need Linux, not {sys.platform}")
     if platform.machine() != "x86_64":
         raise Unavailable(f"the pinned Debian packages are amd64 builds; this machine is {platform.machine()}")
-    missing = [tool for tool in ("apt-get", "apt-cache", "dpkg-deb") if shutil.which(tool) is None]
-    if missing:
-        raise Unavailable(f"no Debian package tools on this machine ({', '.join(missing)} not on PATH)")
 
 
 def _dirname(version: str, changed: dict[str, str] | None = None) -> str:
@@ -187,6 +187,7 @@ def _apt_config(work: Path) -> Path:
         f'Dir::Etc::preferencesparts "{state}/etc/preferences.d";',
         'APT::Architecture "amd64";',
         'APT::Architectures { "amd64"; };',
+        'APT::Update::Error-Mode "any";',  # a source that cannot be fetched fails the update (apt >= 2.1)
         "#clear APT::Update::Post-Invoke;",
         "#clear APT::Update::Post-Invoke-Success;",
         "#clear APT::Update::Pre-Invoke;",
@@ -366,6 +367,7 @@ class LlamaServer:
                 stderr=subprocess.STDOUT,
                 env=environment,
                 start_new_session=True,  # its own process group, killed whole at the end
+                preexec_fn=_die_with_parent,
             )
 
     def _wait_healthy(self, deadline: float) -> bool:
@@ -404,6 +406,13 @@ class LlamaServer:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
         except OSError as exc:
             return f"(no log: {exc})"
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the test process dies, so a killed run leaves no server behind."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _free_port() -> int:
