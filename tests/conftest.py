@@ -108,3 +108,14 @@ def run_cli(tmp_path):
         )
 
     return run
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that used a real llama-server shows the end of that server's log."""
+    outcome = yield
+    report = outcome.get_result()
+    servers = getattr(sys.modules.get("llama_server"), "RUNNING", ())
+    if report.failed and servers:
+        for server in servers:
+            report.sections.append((f"llama-server -c {server.ctx} log ({server.log})", server.log_tail()))
