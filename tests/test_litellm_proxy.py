@@ -194,13 +194,43 @@ def test_a_session_through_the_proxy_uses_all_five_tools(agent, upstream, tmp_pa
 
 
 @pytest.mark.parametrize("variable", ["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"])
-def test_the_proxy_accepts_the_master_key_as_mini_agent_sends_it(agent, upstream, variable):
-    """ANTHROPIC_AUTH_TOKEN goes as `Authorization: Bearer`, ANTHROPIC_API_KEY as `x-api-key`: LiteLLM takes both."""
+def test_the_proxy_accepts_the_key_header_mini_agent_sends(agent, run_cli, api, upstream, variable):
+    """Whichever variable holds the key, the header mini-agent puts it in gets it through the proxy."""
+    api.script(answer("Seen directly."))  # first, what mini-agent sends, seen by the fake itself
+    direct = run_cli(["-p", "say hello"], env={"ANTHROPIC_BASE_URL": api.url, variable: "sk-probe-0123456789"})
+    assert direct.returncode == 0, direct.stderr.decode()
+    sent = {k.lower(): v for k, v in api.requests[-1].headers.items() if "sk-probe-0123456789" in v}
+    assert len(sent) == 1, sent  # one header carries the key (anthropic SDK 2.x: `authorization: Bearer ...`)
+    print(f"{variable} is sent as {next(iter(sent))}")
+
     upstream.script(answer("Hello through the gateway."))
     done = agent(["-p", "say hello"], key=variable)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode().strip() == "Hello through the gateway."
     assert len(upstream.message_requests) == 1
+
+
+def test_the_proxy_takes_the_master_key_as_bearer_or_x_api_key_and_bearer_wins(gateway, upstream):
+    """What LiteLLM accepts, for clients that send x-api-key (the anthropic SDK 1.x did) as well as Bearer."""
+    body = {"model": MODEL, "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
+    master, wrong = gateway.master_key, "sk-not-the-master-key"
+
+    def status(bearer: str | None = None, x_api_key: str | None = None) -> int:
+        headers = {"anthropic-version": "2023-06-01"}
+        if bearer:
+            headers["authorization"] = f"Bearer {bearer}"
+        if x_api_key:
+            headers["x-api-key"] = x_api_key
+        upstream.script(answer("ok"))
+        reply = httpx.post(f"{gateway.url}/v1/messages", headers=headers, json=body, timeout=30)
+        upstream.replies.clear()
+        return reply.status_code
+
+    assert status(bearer=master) == 200
+    assert status(x_api_key=master) == 200
+    assert status(bearer=wrong, x_api_key=master) >= 400
+    assert status(bearer=master, x_api_key=wrong) == 200
+    assert len(upstream.message_requests) == 3
 
 
 def test_a_wrong_key_is_refused_by_the_proxy_in_one_line(agent, gateway, upstream):
