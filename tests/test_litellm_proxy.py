@@ -87,7 +87,7 @@ def upstream_bodies(upstream: FakeAnthropicAPI) -> list[dict]:
 
 
 class UnclearError(AssertionError):
-    """mini-agent's failure line is not one clear line naming the upstream's error (see the xfail reasons)."""
+    """mini-agent's failure line is not one clear line naming the upstream's error."""
 
 
 def final_error(stderr: bytes) -> str:
@@ -247,11 +247,6 @@ def test_a_wrong_key_is_refused_by_the_proxy_in_one_line(agent, gateway, upstrea
 
 # ---- upstream failures through the proxy -------------------------------------------------------------------
 
-PROVIDER_MULTILINE = (
-    "provider defect: LiteLLM's error messages contain blank lines ('...\\n\\nLiteLLM: model group ...'); "
-    "faults.py puts the message into the line as is, so the failure spans 3 lines"
-)
-
 
 @pytest.mark.parametrize(
     ("make", "message"),
@@ -260,19 +255,16 @@ PROVIDER_MULTILINE = (
             lambda: failure(500, "api_error", "Internal server error"),
             "Internal server error",
             id="upstream-500",
-            marks=pytest.mark.xfail(raises=UnclearError, strict=True, reason=PROVIDER_MULTILINE),
         ),
         pytest.param(
             lambda: failure(529, "overloaded_error", "Overloaded"),
             "Overloaded",
             id="upstream-529",
-            marks=pytest.mark.xfail(raises=UnclearError, strict=True, reason=PROVIDER_MULTILINE),
         ),
         pytest.param(
             lambda: failure(429, "rate_limit_error", "Number of request tokens has exceeded your rate limit"),
             "Number of request tokens has exceeded your rate limit",
             id="upstream-429",
-            marks=pytest.mark.xfail(raises=UnclearError, strict=True, reason=PROVIDER_MULTILINE),
         ),
     ],
 )
@@ -330,14 +322,6 @@ def test_an_error_event_mid_stream_is_passed_through_and_mini_agent_asks_again_w
     assert "Overloaded" in done.stderr.decode()
 
 
-PROVIDER_UNNAMED_EVENT = (
-    'provider defect: with keepalive on, LiteLLM answers 200, then `data: {"error": ...}` with no `event:` line and '
-    "`data: [DONE]`; the SDK skips unnamed events, get_final_message() fails, and mini-agent reports "
-    "'sent a malformed reply (AssertionError)' after retrying, without the upstream's message"
-)
-
-
-@pytest.mark.xfail(raises=UnclearError, strict=True, reason=PROVIDER_UNNAMED_EVENT)
 def test_an_upstream_429_behind_a_keepalive_proxy_is_reported_with_its_message(agent, upstream):
     def slow_429():
         reply = failure(429, "rate_limit_error", "Number of request tokens has exceeded your rate limit")
@@ -361,17 +345,14 @@ def test_an_upstream_429_behind_a_keepalive_proxy_is_reported_with_its_message(a
         pytest.param(
             "upstream-hang-up",
             "Server disconnected",
-            marks=pytest.mark.xfail(raises=UnclearError, strict=True, reason=PROVIDER_MULTILINE),
         ),
         pytest.param(
             "upstream-html-502",
             "502 Bad Gateway",
-            marks=pytest.mark.xfail(raises=UnclearError, strict=True, reason=PROVIDER_MULTILINE),
         ),
         pytest.param(
             "keepalive__upstream-500__stream",
             "Error processing stream start",  # all litellm kept of the upstream's 500
-            marks=pytest.mark.xfail(raises=UnclearError, strict=True, reason=PROVIDER_UNNAMED_EVENT),
         ),
     ],
 )

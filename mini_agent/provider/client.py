@@ -135,25 +135,36 @@ class AnthropicProvider:
                 self._sleep(delay)
 
     def _stream(self, body: dict, emit: Emit) -> Reply:
+        stream = self.client().messages.create(**body, stream=True)
+        with stream:
+            return self._read(stream.response, stream.raw_events, emit)
+
+    def _create(self, body: dict, emit: Emit) -> Reply:
+        import anthropic
+
+        raw = self.client().messages.with_raw_response.create(**body)
+        return self._read(raw.http_response, anthropic.Stream.raw_events, emit)
+
+    def _read(self, response: Any, raw_events: Callable[[Any], Any], emit: Emit) -> Reply:
+        """A reply from whatever the endpoint sent: events (asked for or not) or a JSON body (an error some
+        gateways send with status 200, or a whole message where events were due)."""
+        if "json" in response.headers.get("content-type", "") or "event-stream" not in response.headers.get(
+            "content-type", "event-stream"
+        ):
+            return self._reply(_json_answer(response.read()), emit)
         from mini_agent.provider.assembly import StreamAssembly
 
         assembly = StreamAssembly()
-        stream = self.client().messages.create(**body, stream=True)
-        with stream:
-            if "json" in stream.response.headers.get("content-type", ""):
-                # A JSON body where events were due: an error some gateways send with 200, or a whole message.
-                answer = _json_answer(stream.response.read())
-                return self._reply(answer, emit)
-            for event in stream:
-                text = assembly.add(event.to_dict(warnings=False))
+        # The SDK's own decoder splits the events; they are read raw rather than through the SDK's iterator,
+        # which drops a `data:` line without an event name, and that is where gateways put their errors.
+        for sse in raw_events(response):
+            event = _event(sse.event, sse.data)
+            if event is not None:
+                text = assembly.add(event)
                 if text:
                     emit(TextDelta(text))
         message, usage = assembly.message()
         return reply_from(message, self.family, streamed_usage=usage or {})
-
-    def _create(self, body: dict, emit: Emit) -> Reply:
-        raw = self.client().messages.with_raw_response.create(**body)
-        return self._reply(_json_answer(raw.http_response.content), emit)
 
     def _reply(self, answer: dict, emit: Emit) -> Reply:
         reply = reply_from(answer, self.family)
@@ -177,3 +188,22 @@ def _json_answer(content: bytes) -> dict:
     if not is_message or not isinstance(answer.get("content"), list | None):
         raise EndpointAnswer(None, f"JSON that is not a message: {str(answer)[:80]}")
     return answer
+
+
+def _event(name: str | None, data: str) -> dict | None:
+    """One server-sent event as the JSON it carries; None for what carries no part of a reply (pings, `[DONE]`).
+
+    An `error` event, or an unnamed data line holding an error (a LiteLLM proxy with keep-alive pings answers
+    200 and then that), raises the endpoint's own error.
+    """
+    if name == "ping" or not data or data == "[DONE]":
+        return None
+    payload = json.loads(data)  # not JSON: a malformed reply, retried (faults.py)
+    if not isinstance(payload, dict):
+        raise EndpointAnswer(None, f"an event that is not an object: {data[:80]!r}")
+    if name == "error" or (name is None and "error" in payload):
+        raise EndpointAnswer(payload, None, in_stream=True)
+    if name is None:
+        return None
+    payload.setdefault("type", name)
+    return payload

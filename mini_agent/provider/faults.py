@@ -45,9 +45,9 @@ class EndpointAnswer(Exception):
     Gateways answer 200 with an error body; servers asked for a stream may answer with JSON instead.
     """
 
-    def __init__(self, error: dict | None, problem: str | None) -> None:
+    def __init__(self, error: dict | None, problem: str | None, in_stream: bool = False) -> None:
         super().__init__(problem or error)
-        self.error, self.problem = error, problem
+        self.error, self.problem, self.in_stream = error, problem, in_stream
 
 
 def backoff(attempt: int, base: float, fault: Fault) -> float:
@@ -59,7 +59,13 @@ def backoff(attempt: int, base: float, fault: Fault) -> float:
 
 
 def classify(exc: BaseException, endpoint: str, model: str) -> Fault:
-    """Turn an SDK or transport exception into a Fault."""
+    """Turn an SDK or transport exception into a Fault whose message is one line (gateways write theirs over
+    several, with blank lines between)."""
+    fault = _classify(exc, endpoint, model)
+    return Fault(fault.kind, " ".join(fault.message.split()), fault.retry_after)
+
+
+def _classify(exc: BaseException, endpoint: str, model: str) -> Fault:
     import anthropic
 
     if isinstance(exc, StreamCut):
@@ -145,11 +151,19 @@ def _answer_fault(exc: EndpointAnswer, endpoint: str, model: str) -> Fault:
         detail, kind, code = str(error)[:300], str(error), None
     if _is_overflow(kind):
         return Fault("context_overflow", f"The conversation is too long for {model} at {endpoint} ({detail}).")
+    if exc.in_stream:  # asked again without streaming, where the error comes whole and with its status
+        return Fault("stream_error", f"{endpoint} reported an error mid-stream: {detail}")
+    code = code if code is not None else _number(error.get("code") if isinstance(error, dict) else None)
     if code == 429 or "rate_limit" in kind:
         return Fault("rate_limited", f"{endpoint} is rate limiting requests: {detail}")
     if code in (500, 502, 503, 504, 529) or "overloaded" in kind:
         return Fault("server_error", f"{endpoint} failed: {detail}")
     return Fault("fatal", f"{endpoint} answered with an error: {detail}")
+
+
+def _number(value: object) -> int | None:
+    """A status code as gateways write it: 429 or "429"."""
+    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 def _api_message(exc) -> str:
