@@ -28,10 +28,6 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
         settings = replace(settings, model=provider.endpoint_model())
         provider.settings = settings
-    if not interactive:
-        provider.warm_up()  # the SDK import overlaps everything below
-        if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
-            threading.Thread(target=_probe_sandbox, name="sandbox-probe", daemon=True).start()
     if prompt is None and not interactive and stdin is None:
         raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
     piped, more = "", False
@@ -46,6 +42,12 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
+    if not interactive:
+        # Started only once the run is sure to go on: an interpreter that exits while a thread is still
+        # importing native modules can crash on the way out.
+        provider.warm_up()  # the SDK import overlaps everything below
+        if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
+            threading.Thread(target=_probe_sandbox, name="sandbox-probe", daemon=True).start()
 
     from mini_agent.agent import Agent
     from mini_agent.prompt import static_prompt
