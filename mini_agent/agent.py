@@ -182,7 +182,7 @@ class Agent:
         if reply.message["content"]:
             self.session.append(reply.message)
         self.keeper.after_reply(reply.usage if reply.usage_reported else None, self.session)
-        unreported = "The endpoint reports no token usage: the conversation's size is estimated."
+        unreported = "The endpoint did not say how many tokens the prompt took: the conversation's size is estimated."
         self._tell_once(not reply.usage_reported, "usage", unreported)
         for kind in reply.dropped:
             self._tell_once(

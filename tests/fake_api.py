@@ -51,6 +51,8 @@ class Reply:
     error: dict | None = None
     raw_sse: bytes | None = None
     json_body: Any = None
+    hang_up: bool = False
+    """Close the connection without answering, as a server does that drops a kept-alive connection."""
     """Answer 200 with this JSON, streaming request or not (gateways' error bodies, servers that never stream)."""
     cut_after_events: int | None = None
     error_event_after: int | None = None
@@ -285,6 +287,10 @@ class FakeAnthropicAPI:
                     return self._json(500, {"type": "error", "error": {"type": "api_error", "message": "unscripted"}})
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.hang_up:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
                 if reply.error is not None:
                     return self._json(reply.status, {"type": "error", "error": reply.error}, reply.headers)
                 streaming = isinstance(body, dict) and body.get("stream")

@@ -130,7 +130,7 @@ def test_a_session_without_usage_goes_on_with_an_estimate_and_says_so_once(api, 
     agent, events = make_agent(api, settings_for)
     result = agent.run_turn("look twice")
     assert result.text == "Done." and looked_up == ["a", "b"]
-    assert len([n for n in notices(events) if "no token usage" in n]) == 1
+    assert len([n for n in notices(events) if "did not say how many tokens" in n]) == 1
     assert agent.keeper.measure(agent.session) > 0  # estimated, not anchored on a zero the server never said
 
 
@@ -394,3 +394,35 @@ def test_recorded_plain_replies_of_each_family(api, settings_for, fixture):
     reply = provider_for(api, settings_for).complete(request(), lambda e: None)
     assert reply.message["content"] and reply.stop_reason in ("end_turn", "max_tokens", "tool_use")
     assert reply.usage_reported
+
+
+# ---- connections ------------------------------------------------------------------------------------------
+
+
+def test_a_connection_the_server_closed_is_replaced_at_once_and_unannounced(api, settings_for):
+    api.script(Reply(hang_up=True), answer("Fresh connection."))
+    delays: list[float] = []
+    seen: list = []
+    provider = AnthropicProvider(settings_for(api), sleep=delays.append)
+    assert provider.complete(request(), seen.append).message["content"] == [text("Fresh connection.")]
+    assert delays == [] and not [e for e in seen if isinstance(e, ReplyDiscarded)]
+    # Twice in a row is no longer a stale connection: it is retried, said and waited for like any other.
+    api.script(Reply(hang_up=True), Reply(hang_up=True), answer("Third time."))
+    assert provider.complete(request(), seen.append).message["content"] == [text("Third time.")]
+    assert len(delays) == 1 and len([e for e in seen if isinstance(e, ReplyDiscarded)]) == 1
+
+
+def test_a_failure_inside_an_overflow_retry_names_its_own_cause(settings_for):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    down = type("Down", (), {"url": f"http://127.0.0.1:{port}"})()
+    provider = AnthropicProvider(settings_for(down, max_retries=0), sleep=lambda s: None)
+    try:
+        raise ValueError("prompt is too long: the error being handled")
+    except ValueError:
+        with pytest.raises(ProviderError) as caught:
+            provider.complete(request(), lambda e: None)
+    assert "connection refused" in str(caught.value) and "too long" not in str(caught.value)

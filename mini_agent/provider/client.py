@@ -117,11 +117,15 @@ class AnthropicProvider:
         body = request.body()
         streaming = True
         attempt = 0
+        fresh_connection_tried = False
         while True:
             try:
                 return self._stream(body, emit) if streaming else self._create(body, emit)
             except Exception as exc:
                 fault = classify(exc, self.settings.base_url, self.settings.model)
+                if fault.kind == "stale_connection" and not fresh_connection_tried:
+                    fresh_connection_tried = True  # once, at once and unannounced: nothing was lost
+                    continue
                 if fault.kind == "stream_error":
                     streaming = False  # an error event mid-stream, or JSON where events were due: ask plainly
                 if fault.kind == "context_overflow":

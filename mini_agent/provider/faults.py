@@ -19,8 +19,8 @@ class Fault:
     """A failed attempt, classified."""
 
     kind: str
-    """rate_limited, overloaded, server_error, connection, timeout, stream_cut, stream_error, malformed,
-    context_overflow, fatal"""
+    """rate_limited, overloaded, server_error, connection, stale_connection, timeout, stream_cut, stream_error,
+    malformed, context_overflow, fatal"""
     message: str
     """One line for the human, without the key."""
     retry_after: float | None = None
@@ -78,6 +78,10 @@ def _classify(exc: BaseException, endpoint: str, model: str) -> Fault:
         return Fault("timeout", f"The request to {endpoint} timed out.")
     if isinstance(exc, anthropic.APIConnectionError):
         cause = _root_cause(exc)
+        if cause.startswith(STALE_CONNECTION):
+            # The server closed a kept-alive connection just as the request went out on it (llama-server does so
+            # after every streamed reply): the request never arrived, and a new connection will do.
+            return Fault("stale_connection", f"{endpoint} closed the connection before the request arrived.", 0.0)
         return Fault("connection", f"Cannot connect to {endpoint} ({cause}). Check --base-url / ANTHROPIC_BASE_URL.")
     if isinstance(exc, anthropic.APIStatusError):
         return _status_fault(exc, endpoint, model)
@@ -191,10 +195,25 @@ def _retry_after(exc) -> float | None:
         return None
 
 
+STALE_CONNECTION = "Server disconnected without sending a response"
+
+
 def _root_cause(exc: BaseException) -> str:
-    while exc.__cause__ is not None or exc.__context__ is not None:
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    """The transport's own words: down the chain of causes, never into an error that was merely being handled
+    when the request was made (a retry after "prompt is too long" is made inside that handler)."""
+    while True:
+        following = exc.__cause__
+        context = exc.__context__
+        if following is None and context is not None and not exc.__suppress_context__ and _transport(context):
+            following = context
+        if following is None:
+            break
+        exc = following
     text = str(exc) or type(exc).__name__
     if "refused" in text.lower():
         return "connection refused"
     return text[:200]
+
+
+def _transport(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in ("httpx", "httpcore", "h11", "ssl")
