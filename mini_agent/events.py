@@ -31,6 +31,11 @@ class ReplyDiscarded:
     attempt: int
     delay: float
 
+    def retrying(self) -> str:
+        """The reason, a full stop, and when the next attempt goes out."""
+        stop = "" if self.reason.rstrip().endswith((".", "!", "?")) else "."
+        return f"{self.reason.rstrip()}{stop} Retrying in {self.delay:.1f}s"
+
 
 @dataclass(frozen=True)
 class AssistantMessage:

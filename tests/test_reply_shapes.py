@@ -426,3 +426,12 @@ def test_a_failure_inside_an_overflow_retry_names_its_own_cause(settings_for):
         with pytest.raises(ProviderError) as caught:
             provider.complete(request(), lambda e: None)
     assert "connection refused" in str(caught.value) and "too long" not in str(caught.value)
+
+
+def test_one_attempt_is_one_attempt_and_every_retry_line_has_its_full_stop(api, settings_for):
+    api.script(Reply(json_body={"error": {"message": "upstream overloaded", "code": 529}}))
+    with pytest.raises(ProviderError) as caught:
+        provider_for(api, settings_for, max_retries=0).complete(request(), lambda e: None)
+    assert str(caught.value).endswith("(gave up after 1 attempt)")
+    assert ReplyDiscarded("no stop here", 1, 2.0).retrying() == "no stop here. Retrying in 2.0s"
+    assert ReplyDiscarded("Cut off mid-way.", 1, 0.5).retrying() == "Cut off mid-way. Retrying in 0.5s"

@@ -131,7 +131,7 @@ class AnthropicProvider:
                 if fault.kind == "context_overflow":
                     raise ContextOverflow(self.settings.secret_set.mask(fault.message)) from None
                 if not fault.retryable or attempt >= self.settings.max_retries:
-                    tries = f" (gave up after {attempt + 1} attempts)" if fault.retryable else ""
+                    tries = f" (gave up after {plural(attempt + 1, 'attempt')})" if fault.retryable else ""
                     raise ProviderError(self.settings.secret_set.mask(fault.message + tries)) from None
                 attempt += 1
                 delay = backoff(attempt, self.settings.retry_base_delay, fault)
@@ -211,3 +211,7 @@ def _event(name: str | None, data: str) -> dict | None:
         return None
     payload.setdefault("type", name)
     return payload
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -180,7 +180,7 @@ class ReplRenderer:
         elif isinstance(event, ReplyDiscarded):
             self.spinner.stop()
             self.stream.discard()
-            self._notice(f"{event.reason} Retrying in {event.delay:.1f}s.")
+            self._notice(f"{event.retrying()}.")
             self._waiting_since = self.clock()
         elif isinstance(event, Notice):
             self._notice(event.text)

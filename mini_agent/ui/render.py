@@ -68,7 +68,7 @@ class ProgressRenderer:
             else:
                 self._line(f"  ✓ {event.name} ({event.duration:.1f}s)")
         elif isinstance(event, ReplyDiscarded):
-            self._line(f"! {event.reason} Retrying in {event.delay:.1f}s (retry {event.attempt}).")
+            self._line(f"! {event.retrying()} (retry {event.attempt}).")
         elif isinstance(event, Notice):
             self._line(f"! {event.text}")
         elif isinstance(event, HintChanged) and event.key.startswith("tool_degraded:"):
@@ -93,7 +93,7 @@ class QuietRenderer:
         if isinstance(event, Notice):
             print(f"! {event.text}", file=self.err, flush=True)
         elif isinstance(event, ReplyDiscarded):
-            print(f"! {event.reason} Retrying in {event.delay:.1f}s.", file=self.err, flush=True)
+            print(f"! {event.retrying()}.", file=self.err, flush=True)
 
 
 class StreamJsonRenderer:
