@@ -43,6 +43,8 @@ class AnthropicProvider:
         self._sleep = sleep
         self._client: Any = None
         self._client_lock = threading.Lock()
+        self._http_client: Any = None
+        self._http_lock = threading.Lock()
         self._discovery: Discovery | None = None
         self._warming: threading.Thread | None = None
         self._discovered = threading.Event()
@@ -50,45 +52,77 @@ class AnthropicProvider:
     # ---- start-up ------------------------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Import the SDK, build the client and ask the endpoint about itself, all off the main thread."""
+        """Import the SDK and build the client, and ask the endpoint about itself, side by side off the main thread.
+
+        The lookup needs only httpx (a tenth of the SDK's import time), so its answer is in before the SDK is
+        ready to send the first request, and waiting for it costs that request nothing.
+        """
         with self._client_lock:
             if self._warming is not None:
                 return
-            self._warming = threading.Thread(target=self._warm, name="provider-warm-up", daemon=True)
+            self._warming = threading.Thread(target=self._discover, name="provider-discovery", daemon=True)
         self._warming.start()
+        threading.Thread(target=self._import_sdk, name="provider-warm-up", daemon=True).start()
 
-    def _warm(self) -> None:
+    def _import_sdk(self) -> None:
         try:
-            self._discover()
+            self.client()
         except Exception:  # the main thread will meet the same error (a missing SDK, a bad URL) and report it
             pass
-        finally:
-            self._discovered.set()
 
     def client(self) -> Any:
         with self._client_lock:
             if self._client is None:
                 import anthropic
 
+                shared = self._http()
                 self._client = anthropic.Anthropic(
                     api_key=self.settings.api_key,
                     auth_token=None if self.settings.api_key else self.settings.auth_token,
                     base_url=self.settings.base_url,
                     max_retries=0,  # faults.py owns the retry policy
                     timeout=self.settings.request_timeout,
+                    **({"http_client": shared} if type(shared).__module__.startswith("httpx2") else {}),
                 )
             return self._client
 
+    def _http(self) -> Any:
+        """One HTTP client for the lookups and the SDK, made with the SDK's own HTTP library (httpx2): no second
+        library to import, one TLS context built, and the connection the lookup opened carries the first request.
+        """
+        with self._http_lock:
+            if self._http_client is None:
+                try:
+                    import httpx2 as library
+                except ImportError:  # an SDK on another transport: the lookups use httpx, the SDK its own
+                    import httpx as library
+
+                secure = self.settings.base_url.startswith("https://")
+                # Plain http loads no certificates (~50 ms of start-up CPU), and then follows no redirect to a
+                # host whose certificate nobody would check.
+                self._http_client = library.Client(
+                    verify=secure, follow_redirects=secure, timeout=self.settings.request_timeout
+                )
+            return self._http_client
+
     def _discover(self) -> None:
-        client = self.client()
+        try:
+            key = self.settings.api_key or self.settings.auth_token
+            # The headers the SDK sends: the key as a bearer token, and the API version Anthropic's endpoint wants.
+            headers = {"anthropic-version": "2023-06-01", **({"Authorization": f"Bearer {key}"} if key else {})}
+            http, base = self._http(), self.settings.base_url.rstrip("/")
 
-        def fetch(method: str, path: str, body: dict | None) -> Any:
-            options = {"timeout": LOOKUP_TIMEOUT}
-            if method == "GET":
-                return client.get(path, cast_to=object, options=options)
-            return client.post(path, cast_to=object, body=body, options=options)
+            def fetch(method: str, path: str, body: dict | None) -> Any:
+                # Under the base URL's own path (`.../anthropic/v1/models`), as the SDK joins them.
+                answer = http.request(method, base + path, json=body, headers=headers, timeout=LOOKUP_TIMEOUT)
+                answer.raise_for_status()
+                return answer.json()
 
-        self._discovery = discover(self.family, self.settings.model or None, fetch)
+            self._discovery = discover(self.family, self.settings.model or None, fetch)
+        except Exception:  # no answer is an answer: settings and defaults decide
+            pass
+        finally:
+            self._discovered.set()
 
     def discovery(self, wait: float = 0.0) -> Discovery:
         """What the endpoint said about itself; `wait` seconds for the lookup if warm_up started it."""
