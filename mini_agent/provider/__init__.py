@@ -9,7 +9,22 @@ assembly of a streamed reply, and what a failure means.
     discovery.py  the context window and default model an endpoint reports
 """
 
-from mini_agent.provider.client import AnthropicProvider, Provider
-from mini_agent.provider.replies import Reply, Request
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mini_agent.provider.client import AnthropicProvider, Provider
+    from mini_agent.provider.replies import Reply, Request
 
 __all__ = ["AnthropicProvider", "Provider", "Reply", "Request"]
+_HOMES = {"AnthropicProvider": "client", "Provider": "client", "Reply": "replies", "Request": "replies"}
+
+
+def __getattr__(name: str) -> object:
+    """Loaded on first use: the config reads the presets (endpoints.py) at start-up without the client."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
