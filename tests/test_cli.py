@@ -284,3 +284,28 @@ def test_trace_shows_what_was_added_and_skipped_on_stderr(run_cli, api, tmp_path
     assert "source   git_state              skipped" in err and "not a git repository" in err
     plain = run_cli(["-p", "Summarise @notes.txt"], api)  # without --trace, none of it
     assert "trace ·" not in plain.stderr.decode()
+
+
+def test_a_silent_socket_on_stdin_beside_p_is_given_up_on_within_a_second_and_said(api, tmp_path):
+    """A socket a runner left open gets a second, not the five seconds a pipe's producer gets: waiting the five
+    (or hanging) would fail this, with room to spare for a busy machine."""
+    import socket
+
+    api.script(answer("Done without stdin."))
+    keep, given = socket.socketpair()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    env.update(
+        ANTHROPIC_BASE_URL=api.url,
+        ANTHROPIC_API_KEY=TEST_KEY,
+        ANTHROPIC_MODEL="claude-test",
+        MINI_AGENT_HOME=str(tmp_path / "home"),
+    )
+    started = time.monotonic()
+    with keep, given:
+        done = subprocess.run(
+            [str(BIN), "-p", "hi"], stdin=given.fileno(), capture_output=True, env=env, cwd=tmp_path, timeout=30
+        )
+    took = time.monotonic() - started
+    assert done.returncode == 0 and done.stdout.decode() == "Done without stdin.\n"
+    assert "stdin is open but sent nothing" in done.stderr.decode()
+    assert took < 4.5, f"waited {took:.1f}s for a silent socket"

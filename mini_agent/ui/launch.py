@@ -14,6 +14,9 @@ from mini_agent.errors import ConfigError, ExitStatus
 from mini_agent.settings import Settings
 
 STDIN_FIRST_BYTE_WAIT = 5.0
+"""Seconds a pipe's producer gets to send its first byte (it may be a slow command) beside `-p`."""
+STDIN_OTHER_WAIT = 1.0
+"""Seconds anything else on stdin (a socket, a device a runner left open) gets: it is rarely meant as input."""
 
 
 def launch(settings: Settings, prompt: str | None, output_format: str, resume: str | None = None) -> ExitStatus:
@@ -110,7 +113,10 @@ def _probe_sandbox() -> None:
 def _has_input(stdin) -> bool:
     """Whether piped stdin has data or EOF soon; an inherited, silent, never-closed stdin must not hang us."""
     try:
-        ready, _, _ = select.select([stdin], [], [], STDIN_FIRST_BYTE_WAIT)
+        import stat
+
+        pipe = stat.S_ISFIFO(os.fstat(stdin.fileno()).st_mode)
+        ready, _, _ = select.select([stdin], [], [], STDIN_FIRST_BYTE_WAIT if pipe else STDIN_OTHER_WAIT)
     except (OSError, ValueError):
         return os.path.isfile(f"/proc/self/fd/{stdin.fileno()}")
     if not ready:
