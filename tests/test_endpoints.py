@@ -163,5 +163,8 @@ def test_an_endpoint_of_unknown_make_is_asked_every_way(api, settings_for):
 def test_config_says_where_a_presets_missing_model_comes_from(run_cli):
     done = run_cli(["--provider", "vllm", "config"])
     assert done.returncode == 0
-    model_line = next(line for line in done.stdout.decode().splitlines() if line.startswith("model "))
-    assert "first one the endpoint lists" in model_line and "provider vllm" in model_line
+    lines = {line.split()[0]: line for line in done.stdout.decode().splitlines() if line and not line.startswith(" ")}
+    assert "first one the endpoint lists" in lines["model"] and "provider vllm" in lines["model"]
+    assert "what the endpoint reports" in lines["context_window"]
+    # Flags of one run (--compact, --compact-focus, --trace) are no settings: config does not list them.
+    assert not {"compact_first", "compact_focus", "trace"} & set(lines)

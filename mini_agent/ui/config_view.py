@@ -8,9 +8,16 @@ from pathlib import Path
 from typing import TextIO
 
 from mini_agent.config import Resolved
+from mini_agent.settings import DEFAULT_CONTEXT_WINDOW
 
-HIDDEN = {"api_key", "auth_token", "env_secrets", "rules", "config_files"}
-"""Never printed as values (credentials), or shown by `mini-agent permissions` instead."""
+HIDDEN = {"api_key", "auth_token", "env_secrets", "rules", "config_files", "compact_first", "compact_focus", "trace"}
+"""Never printed as values (credentials), shown by `mini-agent permissions` instead, or flags of one run that no
+file or variable sets (--compact, --compact-focus, --trace)."""
+UNSET = {
+    "model": "(the first one the endpoint lists)",
+    "context_window": f"(what the endpoint reports, else {DEFAULT_CONTEXT_WINDOW})",
+}
+"""What an unset value means, for the settings whose absence is not simply "none"."""
 
 
 def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
@@ -35,7 +42,7 @@ def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
         return
     width = max(len(name) for name, _, _ in rows)
     for name, value, source in rows:
-        shown = "(the first one the endpoint lists)" if name == "model" and not value else _text(value)
+        shown = UNSET[name] if name in UNSET and not value else _text(value)
         out.write(f"{name:<{width}}  {shown}  ({source})\n")
     out.write(f"{'key':<{width}}  {key['shown']}  ({key['source']})\n")
     out.write("\nConfig files:\n")
