@@ -155,7 +155,7 @@ def run(
     raise typer.Exit(int(status))
 
 
-@app.command("permissions")
+@app.command("permissions", short_help="List the permission rules in force and where each came from.")
 def permissions_command(
     context: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
@@ -168,10 +168,10 @@ def permissions_command(
     print_rules(settings, as_json, sys.stdout)
 
 
-@app.command("check-command")
+@app.command("check-command", short_help="Show what the agent would do with a shell command, and why.")
 def check_command(
     context: typer.Context,
-    command: str = typer.Argument(..., help="The shell command to classify."),
+    command: str = typer.Argument(..., metavar="COMMAND", help="The shell command to classify."),
     mode: str | None = typer.Option(None, "--mode", help="default | accept-edits | auto | plan | bypass."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
 ) -> None:
@@ -191,7 +191,9 @@ sandbox_app = typer.Typer(
     "seatbelt|off picks the mechanism), and `sandbox run -- CMD` to try a command under it.",
     rich_markup_mode=None,
 )
-app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(
+    sandbox_app, name="sandbox", short_help="Show what the OS sandbox enforces here; `sandbox run -- CMD` tries it."
+)
 
 
 @sandbox_app.callback(invoke_without_command=True)
@@ -252,7 +254,7 @@ def _settings_or_exit(allow: list[str], deny: list[str], **overrides):
         raise typer.Exit(int(exc.exit_status)) from None
 
 
-@app.command("config")
+@app.command("config", short_help="Show the effective settings and where each came from.")
 def config_command(
     context: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),

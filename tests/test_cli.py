@@ -309,3 +309,13 @@ def test_a_silent_socket_on_stdin_beside_p_is_given_up_on_within_a_second_and_sa
     assert done.returncode == 0 and done.stdout.decode() == "Done without stdin.\n"
     assert "stdin is open but sent nothing" in done.stderr.decode()
     assert took < 4.5, f"waited {took:.1f}s for a silent socket"
+
+
+def test_help_shows_each_subcommand_whole_and_check_command_names_its_argument(run_cli):
+    listing = run_cli(["--help"], env={"COLUMNS": "100"}).stdout.decode()
+    commands = listing.split("Commands:", 1)[1]
+    for name in ("permissions", "check-command", "config", "sandbox"):
+        assert name in commands
+    assert "..." not in commands  # no description cut short
+    usage = run_cli(["check-command", "--help"]).stdout.decode()
+    assert "COMMAND" in usage.splitlines()[0] and "COMMAND" in usage.split("Arguments:", 1)[1]
