@@ -76,6 +76,8 @@ class Agent:
             ctx.data_dir = settings.data_dir  # where atomic writes record their temporary files
         sweep(settings.data_dir)  # the temporary files of agents that were killed mid-write
         self._told: set[str] = set()
+        self.run_hints: dict[str, str] = {}
+        """Segment-3 hints true of this process only (a one-shot run: nobody to ask), never saved with the session."""
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.before_change: Callable[[], None] | None = None
@@ -172,7 +174,7 @@ class Agent:
         return self._overhead[1]
 
     def _system_blocks(self) -> list[dict]:
-        hints = self.session.hints
+        hints = {**self.session.hints, **self.run_hints} if self.run_hints else self.session.hints
         if self._system is None or self._system[0] != hints:
             self._system = (dict(hints), build_system(self.static_prompt, self.registry, hints))
         return self._system[1]

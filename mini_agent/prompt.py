@@ -55,3 +55,11 @@ def build_system(static: str, registry: ToolRegistry, hints: dict[str, str]) -> 
 def render_system(blocks: list[dict]) -> str:
     """The system prompt as the model reads it: the blocks' text joined."""
     return "\n".join(block["text"] for block in blocks)
+
+
+NON_INTERACTIVE = system_hint(
+    "non_interactive",
+    "This is a one-shot run: nobody can answer a question before it ends. Where the task is unclear, act on the "
+    "most reasonable reading of it, say which reading you took, and finish; do not end by asking.",
+)
+"""The hint a one-shot run adds to segment 3; the REPL keeps "when the intent is unclear, ask"."""

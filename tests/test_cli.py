@@ -319,3 +319,16 @@ def test_help_shows_each_subcommand_whole_and_check_command_names_its_argument(r
     assert "..." not in commands  # no description cut short
     usage = run_cli(["check-command", "--help"]).stdout.decode()
     assert "COMMAND" in usage.splitlines()[0] and "COMMAND" in usage.split("Arguments:", 1)[1]
+
+
+def test_a_one_shot_run_tells_the_model_nobody_can_answer_and_the_session_does_not_keep_it(run_cli, api, tmp_path):
+    api.script(answer("Took the likely reading."), answer("Second run."))
+    assert run_cli(["-p", "tidy up"], api).returncode == 0
+    system = " ".join(block["text"] for block in api.message_requests[0]["system"])
+    assert 'type="non_interactive"' in system and "nobody can answer" in system
+    assert "Independent read-only calls" in system  # the static prompt asks for parallel reads
+    sessions = list((tmp_path / "mini-agent-home").rglob("*.jsonl"))
+    assert sessions and not any("non_interactive" in path.read_text() for path in sessions)
+    assert run_cli(["-p", "again", "--continue"], api).returncode == 0
+    again = " ".join(block["text"] for block in api.message_requests[1]["system"])
+    assert again.count('type="non_interactive"') == 1

@@ -138,6 +138,8 @@ def test_multi_line_input_mode_cycling_completion_and_suggestions(api, tmp_path)
     child.sendcontrol("d")
     assert finish(child) == 0
     assert typed_turns(api.message_requests[0]) == ["first line\nsecond line"]
+    # Someone is there to answer: the REPL's model is not told to act without asking.
+    assert "non_interactive" not in " ".join(block["text"] for block in api.message_requests[0]["system"])
 
 
 def test_input_history_persists_between_sessions(api, tmp_path):

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from mini_agent.agent import Agent, TurnResult
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.events import AssistantMessage, Emit, Event
+from mini_agent.prompt import NON_INTERACTIVE
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
 from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer
@@ -40,6 +41,7 @@ def run_once(
 
     confirm = ask_on_terminal(err) if can_ask else refuse_without_human
     agent = build(emit, confirm)
+    agent.run_hints["non_interactive"] = NON_INTERACTIVE
     if sessions is not None:
         sessions.attach(agent)
         if sessions.notice:
