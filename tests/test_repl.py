@@ -166,10 +166,17 @@ def test_input_history_persists_between_sessions(api, tmp_path):
 
 def test_model_clear_and_resume_commands(api, tmp_path):
     api.script(answer("About apples."), answer("Fresh start."), answer("Back to apples."))
+    api.pages["GET /v1/models"] = {"data": [{"id": "claude-test"}, {"id": "claude-other"}], "has_more": False}
     child = spawn(api, tmp_path)
     child.expect(PROMPT)
     child.sendline("tell me about apples")
     child.expect("About apples.")
+    child.expect(PROMPT)
+    child.sendline("/model")
+    child.expect("the endpoint lists: claude-test, claude-other")
+    child.expect(PROMPT)
+    child.sendline("/model claude-nope")
+    child.expect("claude-nope is not among the models")
     child.expect(PROMPT)
     child.sendline("/model claude-other")
     child.expect("model claude-other")

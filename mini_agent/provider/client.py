@@ -33,6 +33,8 @@ class Provider(Protocol):
 
     def discovery(self, wait: float = 0.0) -> Discovery: ...
 
+    def list_models(self) -> list[str]: ...
+
 
 class AnthropicProvider:
     """Messages API over the official SDK: streaming, one retry policy, clear one-line failures."""
@@ -107,22 +109,32 @@ class AnthropicProvider:
 
     def _discover(self) -> None:
         try:
-            key = self.settings.api_key or self.settings.auth_token
-            # The headers the SDK sends: the key as a bearer token, and the API version Anthropic's endpoint wants.
-            headers = {"anthropic-version": "2023-06-01", **({"Authorization": f"Bearer {key}"} if key else {})}
-            http, base = self._http(), self.settings.base_url.rstrip("/")
-
-            def fetch(method: str, path: str, body: dict | None) -> Any:
-                # Under the base URL's own path (`.../anthropic/v1/models`), as the SDK joins them.
-                answer = http.request(method, base + path, json=body, headers=headers, timeout=LOOKUP_TIMEOUT)
-                answer.raise_for_status()
-                return answer.json()
-
-            self._discovery = discover(self.family, self.settings.model or None, fetch)
+            self._discovery = discover(self.family, self.settings.model or None, self._fetch)
         except Exception:  # no answer is an answer: settings and defaults decide
             pass
         finally:
             self._discovered.set()
+
+    def _fetch(self, method: str, path: str, body: dict | None) -> Any:
+        """JSON from a path under the base URL (`.../anthropic/v1/models`, as the SDK joins them), with the
+        headers the SDK sends: the key as a bearer token, and the API version Anthropic's endpoint wants."""
+        key = self.settings.api_key or self.settings.auth_token
+        headers = {"anthropic-version": "2023-06-01", **({"Authorization": f"Bearer {key}"} if key else {})}
+        url = self.settings.base_url.rstrip("/") + path
+        answer = self._http().request(method, url, json=body, headers=headers, timeout=LOOKUP_TIMEOUT)
+        answer.raise_for_status()
+        return answer.json()
+
+    def list_models(self) -> list[str]:
+        """The model ids the endpoint lists (`GET /v1/models`); empty when it lists none or cannot say."""
+        known = self.discovery(DISCOVERY_WAIT).models
+        if known:
+            return known
+        try:
+            data = self._fetch("GET", "/v1/models", None).get("data") or []
+        except Exception:
+            return []
+        return [entry["id"] for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
 
     def discovery(self, wait: float = 0.0) -> Discovery:
         """What the endpoint said about itself; `wait` seconds for the lookup if warm_up started it."""

@@ -19,6 +19,8 @@ from mini_agent.ui.slash import SlashCommands
 
 WARM_UP_DELAY = 0.1
 """Seconds after the prompt starts before the SDK import begins: long enough for the first draw."""
+MODELS_SHOWN = 20
+"""Model ids `/model` prints before it says how many more the endpoint lists."""
 
 
 class Repl:
@@ -167,10 +169,22 @@ class Repl:
             self.console.print(_escape(line), highlight=False)
 
     def _model(self, argument: str) -> None:
+        """`/model`: the model in use and those the endpoint lists; `/model NAME` switches, warning on a name the
+        endpoint does not list (it may still know it: some list only a few)."""
+        listed = self.agent.provider.list_models()
         if argument:
+            if listed and argument not in listed:
+                self.console.print(
+                    f"[yellow]{_escape(argument)} is not among the models {_escape(self.settings.base_url)} lists; "
+                    "using it anyway (see /model for the list).[/]"
+                )
             self.agent.settings = replace(self.agent.settings, model=argument)
             self.renderer.model = argument
         self.console.print(f"model {_escape(self.agent.settings.model)}")
+        if listed and not argument:
+            more = f", … ({len(listed)} in all)" if len(listed) > MODELS_SHOWN else ""
+            shown = ", ".join(listed[:MODELS_SHOWN]) + more
+            self.console.print(_escape(f"the endpoint lists: {shown}"), highlight=False)
 
     def _mode(self, argument: str) -> None:
         if argument:
