@@ -8,6 +8,7 @@ anything else so that import overlaps the rest of start-up.
 from __future__ import annotations
 
 import sys
+import time
 
 import typer
 
@@ -101,6 +102,7 @@ def run(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
     ),
 ) -> None:
+    started = time.monotonic()
     if output_format not in OUTPUT_FORMATS:
         _fail(f"Unknown output format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}.")
     if yes and permission_mode not in (None, "auto"):
@@ -113,6 +115,7 @@ def run(
     context.obj = {"allow": allow, "deny": deny, "mode": mode, "provider": provider, "model": model}
     if context.invoked_subcommand is not None:
         return
+    settings = None
     try:
         settings = _settings(
             allow,
@@ -134,7 +137,7 @@ def run(
         if show_prompt:
             from mini_agent.ui.show_prompt import print_prompt
 
-            print_prompt(settings, sys.stdout)
+            print_prompt(settings, sys.stdout, one_shot=prompt is not None or not sys.stdin.isatty())
             raise typer.Exit(ExitStatus.SUCCESS)
         from mini_agent.ui.launch import launch
 
@@ -150,8 +153,17 @@ def run(
     except MiniAgentError as exc:
         from mini_agent.errors import redact
 
-        print(f"mini-agent: {redact(str(exc), _known_secrets())}", file=sys.stderr)
+        message = redact(str(exc), _known_secrets())
+        print(f"mini-agent: {message}", file=sys.stderr)
         status = exc.exit_status
+        if output_format != "text":  # a script reading stdout gets its one result object, failure or not
+            import json
+
+            from mini_agent.ui.oneshot import failure_record
+
+            chosen = settings.model if settings is not None else model
+            record = failure_record(message, status, chosen, time.monotonic() - started)
+            print(json.dumps(record, ensure_ascii=False))
     raise typer.Exit(int(status))
 
 

@@ -124,7 +124,6 @@ def test_stream_json_prints_a_line_per_step(run_cli, api):
     lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert [line["type"] for line in lines] == [
         "system",
-        "trace",
         "assistant",
         "tool_call",
         "tool_result",
@@ -132,8 +131,8 @@ def test_stream_json_prints_a_line_per_step(run_cli, api):
         "result",
     ]
     assert lines[0]["tools"] == ["read_file", "write_file", "edit_file", "bash", "web_fetch"]
-    assert lines[1]["original"] == "go" and {b["name"] for b in lines[1]["blocks"]} >= {"environment"}
-    del lines[1]
+    assert lines[0]["session_id"] and lines[0]["session_id"] == lines[-1]["session_id"]
+    assert "trace" not in lines[-1]  # bulky: only with --trace
     assert lines[2] == {
         "type": "tool_call",
         "id": "b1",
@@ -213,7 +212,7 @@ def test_auto_mode_still_refuses_destructive_commands_without_a_human(run_cli, a
 
 
 def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):
-    shown = run_cli(["--show-prompt"]).stdout.decode()
+    shown = run_cli(["--show-prompt", "-p", "hi"]).stdout.decode()
     api.script(answer("ok"))
     run_cli(["-p", "hi"], api)
     sent = api.message_requests[0]
@@ -332,3 +331,31 @@ def test_a_one_shot_run_tells_the_model_nobody_can_answer_and_the_session_does_n
     assert run_cli(["-p", "again", "--continue"], api).returncode == 0
     again = " ".join(block["text"] for block in api.message_requests[1]["system"])
     assert again.count('type="non_interactive"') == 1
+
+
+def test_the_context_trace_goes_out_only_with_trace(run_cli, api):
+    api.script(answer("Traced."), answer("Traced again."))
+    lines = [
+        json.loads(line)
+        for line in run_cli(["-p", "go", "--output-format", "stream-json", "--trace"], api).stdout.decode().splitlines()
+    ]
+    assert [line["type"] for line in lines][:2] == ["system", "trace"]
+    assert lines[1]["original"] == "go" and {b["name"] for b in lines[1]["blocks"]} >= {"environment"}
+    record = json.loads(run_cli(["-p", "go", "--output-format", "json", "--trace"], api).stdout)
+    assert record["trace"]["original"] == "go"
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "env", "said"),
+    [
+        (["--output-format", "json"], "  \n", {}, "No prompt"),
+        (["-p", "hi", "--output-format", "stream-json"], None, {"ANTHROPIC_API_KEY": ""}, "No API key"),
+        (["-p", "hi", "--output-format", "json"], None, {"MINI_AGENT_CONTEXT_BUDGET": "nine"}, "must be a number"),
+    ],
+)
+def test_a_failure_before_the_first_request_is_still_one_json_result(run_cli, api, args, stdin, env, said):
+    done = run_cli(args, api, input=stdin, env=env)
+    assert done.returncode == 2
+    record = json.loads(done.stdout)
+    assert record["type"] == "result" and record["is_error"] and record["exit_code"] == 2 and said in record["error"]
+    assert said in done.stderr.decode() and not api.message_requests

@@ -32,6 +32,11 @@ class SessionLifecycle:
         self.undo = _NoUndo()
         self._warned = False
 
+    @property
+    def session_id(self) -> str:
+        """The id of the session file in use, or of the last one closed; "" before there is one."""
+        return self.writer.id if self.writer is not None else self.writer_id
+
     # ---- start, switch, stop --------------------------------------------------------------------------------
 
     def attach(self, agent) -> None:

@@ -15,6 +15,7 @@ from mini_agent.prompt import NON_INTERACTIVE
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
 from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer
+from mini_agent.usage import Usage
 
 
 def run_once(
@@ -29,7 +30,7 @@ def run_once(
 ) -> ExitStatus:
     """`sessions` (a SessionLifecycle) writes the run to a session file, new or continued."""
     out, err = sys.stdout, sys.stderr
-    stream = StreamJsonRenderer(out) if output_format == "stream-json" else None
+    stream = StreamJsonRenderer(out, settings.trace) if output_format == "stream-json" else None
     render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
     steps = 0
 
@@ -55,6 +56,7 @@ def run_once(
                 "cwd": str(settings.cwd),
                 "permission_mode": settings.permission_mode,
                 "tools": [tool.name for tool in agent.registry],
+                "session_id": sessions.session_id if sessions is not None else None,
             }
         )
     result: TurnResult | None = None
@@ -125,5 +127,26 @@ def result_record(
         "context_tokens": agent.session.last_usage.context_tokens if agent.session.last_usage else 0,
         "context_window": agent.window(),
         "compactions": agent.session.compactions,
-        "trace": agent.keeper.trace.to_dict() if agent.keeper.trace else None,
+        **({"trace": agent.keeper.trace.to_dict() if agent.keeper.trace else None} if agent.settings.trace else {}),
+    }
+
+
+def failure_record(error: str, status: ExitStatus, model: str | None, duration: float) -> dict:
+    """The `json` result of a run that failed before its first request (no key, no prompt, a bad config): the
+    same keys a run's result has, so a script reads one shape."""
+    return {
+        "type": "result",
+        "subtype": SUBTYPES.get(status, "error"),
+        "is_error": True,
+        "exit_code": int(status),
+        "result": "",
+        "error": error,
+        "stop_reason": None,
+        "steps": 0,
+        "duration_ms": round(duration * 1000),
+        "model": model,
+        "usage": Usage().to_dict(),
+        "context_tokens": 0,
+        "context_window": None,
+        "compactions": 0,
     }

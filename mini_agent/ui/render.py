@@ -99,14 +99,17 @@ class QuietRenderer:
 class StreamJsonRenderer:
     """For `--output-format stream-json`: one JSON object per line, per step, as it happens."""
 
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
+    def __init__(self, out: TextIO, trace: bool = False) -> None:
+        self.out, self.trace = out, trace
+        """`trace`: the turn's context trace (bulky) goes out only with --trace."""
 
     def write(self, record: dict) -> None:
         self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.out.flush()
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ContextInjected) and not self.trace:
+            return
         record = stream_record(event)
         if record is not None:
             self.write(record)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from mini_agent.prompt import build_system, render_system, static_prompt
+from mini_agent.prompt import NON_INTERACTIVE, build_system, render_system, static_prompt
 from mini_agent.settings import Settings
 from mini_agent.tools import default_tools
 
 
-def print_prompt(settings: Settings, out: TextIO) -> None:
+def print_prompt(settings: Settings, out: TextIO, one_shot: bool = False) -> None:
+    """`one_shot`: as a `-p` run sends it, with the hint that nobody can answer questions."""
     registry = default_tools()
-    system = build_system(static_prompt(), registry, {})
+    system = build_system(static_prompt(), registry, {"non_interactive": NON_INTERACTIVE} if one_shot else {})
     out.write(render_system(system) + "\n\n")
     out.write("=" * 72 + "\n# Tool schemas (the request's `tools` parameter)\n" + "=" * 72 + "\n")
     out.write(json.dumps(registry.schemas(), indent=2, ensure_ascii=False) + "\n")
