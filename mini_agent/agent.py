@@ -117,6 +117,17 @@ class Agent:
             self._settle_dangling_calls("Not run: the user interrupted the turn.")
             raise TurnAborted() from None
 
+    def forget(self) -> None:
+        """A clean slate for a new conversation (/clear): the files read and their stamps (so an edit needs a fresh
+        read), the recent calls, tool health, pending notes and the context cache go with the old one."""
+        with self.ctx.lock:
+            self.ctx.read_files.clear()
+        self._calls.clear()
+        self._results = {}
+        self._network_failures.clear()
+        self.notes = []
+        self.keeper.forget()
+
     def remember_calls(self, lines: list[str]) -> None:
         """Recent tool calls of a resumed session (as `call_line` writes them), for the recent-activity block."""
         self._calls.clear()

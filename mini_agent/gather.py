@@ -61,6 +61,10 @@ class Gatherer:
         self._cache: dict[tuple[str, object], _Cached] = {}
         """Keyed by source and working directory: a `cd` in bash must not serve another directory's blocks."""
 
+    def forget(self) -> None:
+        """Drop every cached value (a new conversation starts from what is true now)."""
+        self._cache.clear()
+
     def invalidate(self, risk: str) -> None:
         """A tool of this risk ran: drop cached values of the sources it can make stale (git after a write)."""
         for key in [key for key in self._cache if key[0] in self._stale_after(risk)]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.compaction import Compactor, Report
-from mini_agent.context import TurnInput
+from mini_agent.context import Ledger, TurnInput
 from mini_agent.events import Compacted, ContextInjected, Emit, Notice
 from mini_agent.injection import ContextEngine, TurnTrace
 from mini_agent.session import Session
@@ -100,6 +100,13 @@ class ContextKeeper:
         # tiktoken takes ~150 ms of mostly GIL-bound work to load: started here, it overlaps the tools and the
         # next request instead of start-up. Until it is ready, estimates count characters.
         TOKENIZER.warm_up()
+
+    def forget(self) -> None:
+        """A new conversation (/clear): nothing sent before counts as sent, no size is anchored, no cache is kept."""
+        self.engine.ledger = Ledger()
+        self.engine.gatherer.forget()
+        self.size.reset()
+        self.trace = None
 
     def overflowed(self, session: Session, emit: Emit) -> bool:
         """The API said the prompt is too long: compact hard. Whether the conversation got any smaller."""

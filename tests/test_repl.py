@@ -242,3 +242,37 @@ def test_resume_without_an_id_lists_the_sessions_and_continues_the_one_picked(ru
     child.sendcontrol("d")
     assert finish(child) == 0
     assert typed_turns(api.message_requests[-1]) == ["the first task", "go on"]
+
+
+def test_clear_is_a_clean_slate(api, tmp_path):
+    (tmp_path / "apples.txt").write_text("Apples are red.\n")
+    api.script(
+        answer(tool_use("read_file", {"path": "apples.txt"}, id="r1")),
+        answer("Apples are red."),
+        answer(tool_use("edit_file", {"path": "apples.txt", "old_string": "red", "new_string": "green"}, id="e1")),
+        answer("I need to read it first."),
+    )
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("what colour are apples?")
+    child.expect("Apples are red.")
+    child.expect(PROMPT)
+    child.sendline("/clear")
+    child.expect("New conversation.")
+    child.expect(PROMPT)
+    child.sendline("make them green")
+    child.expect(r"Allow\? \[y/n/e\]")
+    child.sendline("y")
+    child.expect("I need to read it first.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    fresh = api.message_requests[2]
+    sent = json.dumps(fresh)
+    # None of the old conversation's activity: not its words, not its tool calls, not the file it read.
+    assert typed_turns(fresh) == ["make them green"]
+    assert "what colour" not in sent and "r1" not in sent and "read_file {" not in sent
+    # The read-before-edit state went too: the edit is refused until the file is read again.
+    result = api.message_requests[3]["messages"][-1]["content"][0]
+    assert result["is_error"] and "read" in result["content"].lower()
+    assert (tmp_path / "apples.txt").read_text() == "Apples are red.\n"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mini_agent.context import Ledger
 from mini_agent.prompt import system_hint
 from mini_agent.session import Session
 from mini_agent.settings import Settings
@@ -56,8 +55,7 @@ class SessionLifecycle:
         """/clear: a new conversation in a new file; the old one stays on disk for --resume."""
         self.close()
         agent.session = Session()
-        agent.keeper.engine.ledger = Ledger()
-        agent.keeper.size.reset()
+        agent.forget()
         self._new_file(agent)
         self._start_undo(agent, [])
 
