@@ -31,7 +31,7 @@ def test_a_forty_step_session_compacts_and_keeps_what_matters(run_cli, api, tmp_
     api.route(is_summary_request, *[answer(SUMMARY) for _ in range(2)])
 
     done = run_cli(
-        ["-p", TYPED, "--output-format", "json", "--max-steps", "60", "--permission-mode", "auto"],
+        ["-p", TYPED, "--output-format", "json", "--trace", "--max-steps", "60", "--permission-mode", "auto"],
         api,
         env={"MINI_AGENT_CONTEXT_WINDOW": "20000"},
     )

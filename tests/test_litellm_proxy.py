@@ -290,7 +290,7 @@ def test_prompt_too_long_through_the_proxy_compacts_and_carries_on(agent, upstre
     summary = "## User goals and explicit instructions\nRead the four parts.\n## Current step\nAll read."
     upstream.route(is_summary_request, answer(summary))
     done = agent(
-        ["-p", "read part0.txt to part3.txt", "--yes", "--output-format", "json"],
+        ["-p", "read part0.txt to part3.txt", "--yes", "--output-format", "json", "--trace"],
         env={"MINI_AGENT_CONTEXT_WINDOW": "24000"},
     )
     assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
