@@ -66,3 +66,10 @@ def test_the_wheel_ships_the_static_prompt_inside_the_package(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         shipped = archive.read("mini_agent/SYSTEM_PROMPT.md").decode()
     assert shipped.strip() == (ROOT / "SYSTEM_PROMPT.md").read_text().strip()
+
+
+def test_the_static_prompt_explains_the_context_blocks():
+    text = static_prompt()
+    section = text.split("# Context blocks", 1)[1]
+    for needed in ("<context", "mini-agent adds", "did not type", "P0", "P1", "P2", "data"):
+        assert needed in section
