@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-import json
-import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted
-from mini_agent.events import AssistantMessage, Emit, HintChanged, Notice, ToolFinished, ToolStarted
+from mini_agent.events import AssistantMessage, Emit, Notice
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
-from mini_agent.prompt import build_system, system_hint
+from mini_agent.prompt import build_system
 from mini_agent.provider import Provider, Reply, Request
 from mini_agent.provider.client import DISCOVERY_WAIT
 from mini_agent.provider.discovery import Discovery
 from mini_agent.safety.gate import Confirm, Gate
-from mini_agent.safety.permissions import Deny
 from mini_agent.session import Session
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
+from mini_agent.tool_calls import ToolCalls
 from mini_agent.tools._pending import sweep
-from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
+from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.usage import Usage
 
 if TYPE_CHECKING:
     from mini_agent.injection import TurnTrace
     from mini_agent.keeper import ContextKeeper
 
-DEGRADED_AFTER = 3
 RECENT_CALLS = 8
 
 
@@ -66,10 +62,9 @@ class Agent:
         self.emit: Emit = lambda event: emit(self.secrets.mask_event(event))
         self._system: tuple[dict, list[dict]] | None = None
         self._overhead: tuple[list[dict], int] | None = None
-        self._network_failures: dict[str, int] = {}
-        self._pool: ThreadPoolExecutor | None = None
-        self._results: dict[str, ToolResult] = {}
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
+        """Recent tool calls as `call_line` writes them, for the recent-activity block."""
+        self.tool_calls = ToolCalls(self)
         self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)))
         ctx.check_destination = self.gate.check_destination
         if ctx.data_dir is None:
@@ -109,12 +104,12 @@ class Agent:
                 if reply.stop_reason == "pause_turn":
                     continue  # a server tool paused the turn: sending the reply back resumes it
                 if calls and reply.runs_tools():
-                    self.session.append({"role": "user", "content": self._run_tools(calls)})
+                    self.session.append({"role": "user", "content": self.tool_calls.run(calls)})
                     continue
                 return replace(self._finish(reply, calls, step, usage), trace=trace)
             raise StepLimitReached(self.settings.max_steps)
         except KeyboardInterrupt:
-            self._settle_dangling_calls("Not run: the user interrupted the turn.")
+            self.tool_calls.settle_dangling("Not run: the user interrupted the turn.")
             raise TurnAborted() from None
 
     def forget(self) -> None:
@@ -123,8 +118,7 @@ class Agent:
         with self.ctx.lock:
             self.ctx.read_files.clear()
         self._calls.clear()
-        self._results = {}
-        self._network_failures.clear()
+        self.tool_calls.forget()
         self.notes = []
         self.keeper.forget()
 
@@ -230,48 +224,6 @@ class Agent:
             self.session.append({"role": "user", "content": [tool_result(c["id"], reason, True) for c in calls]})
         return TurnResult(self.secrets.mask(text_of(reply.message)), reply.stop_reason, step, usage, is_error)
 
-    # ---- tools ---------------------------------------------------------------------------------------
-
-    def _run_tools(self, calls: list[dict]) -> list[dict]:
-        """Run every call of a reply; consecutive read-only calls run together. Results keep call order."""
-        self._results = {}
-        batch: list[tuple[dict, Tool, dict]] = []
-        for call in calls:
-            planned = self._plan(call)
-            if planned is None:
-                continue
-            tool, arguments, confinement = planned
-            if tool.risk == "read":
-                batch.append((call, tool, arguments))
-                continue
-            self._run_batch(batch)
-            batch = []
-            self._run_one(call, tool, arguments, confinement)
-        self._run_batch(batch)
-        return [tool_result(c["id"], self._results[c["id"]].content, self._results[c["id"]].is_error) for c in calls]
-
-    def _plan(self, call: dict) -> tuple[Tool, dict, object] | None:
-        """Validate and authorise a call; a refusal or a malformed call is settled here as an error result.
-
-        Returns the tool, its arguments and, for a shell command, the sandbox it is confined to (None: outside).
-        """
-        tool = self.registry.get(call["name"])
-        if tool is None:
-            self._settle(call, self.registry.unknown(call["name"]))
-            return None
-        try:
-            arguments = tool.validate(call.get("input"))
-        except ToolError as exc:
-            self._settle(call, ToolResult(str(exc), is_error=True))
-            return None
-        verdict = self.gate.authorise(tool, arguments)
-        if isinstance(verdict, Deny):
-            self._settle(call, ToolResult(verdict.message, is_error=True))
-            if verdict.stop_turn:
-                raise KeyboardInterrupt
-            return None
-        return tool, arguments, self.gate.confinement(verdict) if tool.risk == "exec" else None
-
     @property
     def mode(self) -> str:
         """The permission mode; the REPL changes it between turns (Shift+Tab, /mode)."""
@@ -280,97 +232,3 @@ class Agent:
     @mode.setter
     def mode(self, mode: str) -> None:
         self.gate.mode = mode
-
-    def _settle(self, call: dict, result: ToolResult) -> None:
-        result = replace(result, content=self.secrets.mask(result.content))  # a refusal may quote the call
-        self._results[call["id"]] = result
-        self.emit(ToolStarted(call["id"], call["name"], call.get("input")))
-        self.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
-
-    def _execute(self, tool: Tool, arguments: dict, confinement: object = None) -> ToolResult:
-        """Run a tool; every known secret is masked in what it returns (`env | base64`, a config dump), in any
-        encoding, including the values of `.env` files the command may just have written or read."""
-        self.ctx.confinement = confinement  # exec tools run one at a time, so the shared context can carry it
-        try:
-            result = execute(tool, arguments, self.ctx)
-        finally:
-            self.ctx.confinement = None
-        self.secrets.refresh()
-        masked = self.secrets.mask(result.content)
-        return result if masked == result.content else replace(result, content=masked)
-
-    def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:
-        if self.before_change is not None and tool.risk in ("write", "exec"):
-            self.before_change()
-        self.emit(ToolStarted(call["id"], tool.name, arguments))
-        started = time.monotonic()
-        result = self._execute(tool, arguments, confinement)
-        self._results[call["id"]] = result
-        self._after_tool(tool, arguments, result)
-        self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
-
-    def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
-        if len(batch) <= 1:
-            for item in batch:
-                self._run_one(*item)
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
-        for call, tool, arguments in batch:
-            self.emit(ToolStarted(call["id"], tool.name, arguments))
-        started = time.monotonic()
-        futures = [self._pool.submit(self._execute, tool, arguments) for _, tool, arguments in batch]
-        for (call, tool, arguments), future in zip(batch, futures, strict=True):
-            result = future.result()
-            self._results[call["id"]] = result
-            self._after_tool(tool, arguments, result)
-            self.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
-
-    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
-        self._track_health(tool.name, result)
-        self._calls.append(self.secrets.mask(call_line(tool.name, arguments, result)))
-        self.keeper.engine.tool_ran(tool.risk)
-
-    def _track_health(self, name: str, result: ToolResult) -> None:
-        """Three network failures in a row mark a tool degraded in segment 3; any other outcome clears it."""
-        key = f"tool_degraded:{name}"
-        if result.network_error:
-            self._network_failures[name] = self._network_failures.get(name, 0) + 1
-            if self._network_failures[name] == DEGRADED_AFTER:
-                text = (
-                    f"{name} failed {DEGRADED_AFTER} times in a row with network errors, the last: "
-                    f"{result.content[:200]} The network may be unavailable: avoid {name} unless the user asks "
-                    "for it, and say so if the task needs it."
-                )
-                self.session.hints[key] = system_hint("tool_degraded", text, tool=name)
-                self.emit(HintChanged(key, self.session.hints[key]))
-            return
-        self._network_failures.pop(name, None)
-        if self.session.hints.pop(key, None) is not None:
-            self.emit(HintChanged(key, None))
-
-    def _settle_dangling_calls(self, reason: str) -> None:
-        """After an interrupt, give every unanswered tool_use a result (those that finished keep theirs)."""
-        messages = self.session.messages
-        if not messages or messages[-1]["role"] != "assistant":
-            return
-        calls = tool_uses(messages[-1])
-        if not calls:
-            return
-        done = self._results
-        blocks = [
-            tool_result(c["id"], done[c["id"]].content, done[c["id"]].is_error)
-            if c["id"] in done
-            else tool_result(c["id"], reason, True)
-            for c in calls
-        ]
-        self.session.append({"role": "user", "content": blocks})
-
-
-def call_line(name: str, arguments: dict, result: ToolResult) -> str:
-    """A tool call as one line for the recent-activity block: what ran and how it went."""
-    shown = json.dumps(arguments, ensure_ascii=False)
-    if len(shown) > 120:
-        shown = shown[:117] + "..."
-    outcome = "error: " + result.content.splitlines()[0][:80] if result.is_error and result.content else "ok"
-    return f"{name} {shown} -> {outcome}"

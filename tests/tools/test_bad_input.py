@@ -108,7 +108,7 @@ def test_the_loop_answers_every_bad_call_and_the_turn_goes_on(api, settings_for)
         tool_use("bash", {"command": "cat 'a\0b'"}, id="command"),
         tool_use("read_file", {"path": "good.txt"}, id="good"),
     ]
-    results = {block["tool_use_id"]: block for block in agent._run_tools(calls)}
+    results = {block["tool_use_id"]: block for block in agent.tool_calls.run(calls)}
 
     errors = [results[id].get("is_error", False) for id in ("nul", "surrogate", "long", "command", "good")]
     assert errors == [True, True, True, True, False]

@@ -1,0 +1,171 @@
+"""Running the tool calls of one reply: each validated and authorised, consecutive read-only calls side by side,
+every call settled with a result in call order (after an interrupt too), and tool health tracked (three network
+failures in a row mark a tool degraded in the system prompt)."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mini_agent.events import HintChanged, ToolFinished, ToolStarted
+from mini_agent.messages import tool_result, tool_uses
+from mini_agent.prompt import system_hint
+from mini_agent.safety.permissions import Deny
+from mini_agent.tools.base import Tool, ToolError, ToolResult, execute
+
+if TYPE_CHECKING:
+    from mini_agent.agent import Agent
+
+DEGRADED_AFTER = 3
+
+
+class ToolCalls:
+    """The agent's hands: it owns the results of the reply being answered and the tools' network health."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self._pool: ThreadPoolExecutor | None = None
+        self._results: dict[str, ToolResult] = {}
+        self._network_failures: dict[str, int] = {}
+
+    def forget(self) -> None:
+        """A new conversation: no results pending, no failures counted."""
+        self._results = {}
+        self._network_failures.clear()
+
+    def run(self, calls: list[dict]) -> list[dict]:
+        """Run every call of a reply; consecutive read-only calls run together. Results keep call order."""
+        self._results = {}
+        batch: list[tuple[dict, Tool, dict]] = []
+        for call in calls:
+            planned = self._plan(call)
+            if planned is None:
+                continue
+            tool, arguments, confinement = planned
+            if tool.risk == "read":
+                batch.append((call, tool, arguments))
+                continue
+            self._run_batch(batch)
+            batch = []
+            self._run_one(call, tool, arguments, confinement)
+        self._run_batch(batch)
+        return [tool_result(c["id"], self._results[c["id"]].content, self._results[c["id"]].is_error) for c in calls]
+
+    def _plan(self, call: dict) -> tuple[Tool, dict, object] | None:
+        """Validate and authorise a call; a refusal or a malformed call is settled here as an error result.
+
+        Returns the tool, its arguments and, for a shell command, the sandbox it is confined to (None: outside).
+        """
+        tool = self.agent.registry.get(call["name"])
+        if tool is None:
+            self._settle(call, self.agent.registry.unknown(call["name"]))
+            return None
+        try:
+            arguments = tool.validate(call.get("input"))
+        except ToolError as exc:
+            self._settle(call, ToolResult(str(exc), is_error=True))
+            return None
+        verdict = self.agent.gate.authorise(tool, arguments)
+        if isinstance(verdict, Deny):
+            self._settle(call, ToolResult(verdict.message, is_error=True))
+            if verdict.stop_turn:
+                raise KeyboardInterrupt
+            return None
+        return tool, arguments, self.agent.gate.confinement(verdict) if tool.risk == "exec" else None
+
+    def _settle(self, call: dict, result: ToolResult) -> None:
+        result = replace(result, content=self.agent.secrets.mask(result.content))  # a refusal may quote the call
+        self._results[call["id"]] = result
+        self.agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
+        self.agent.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
+
+    def _execute(self, tool: Tool, arguments: dict, confinement: object = None) -> ToolResult:
+        """Run a tool; every known secret is masked in what it returns (`env | base64`, a config dump), in any
+        encoding, including the values of `.env` files the command may just have written or read."""
+        self.agent.ctx.confinement = confinement  # exec tools run one at a time, so the shared context can carry it
+        try:
+            result = execute(tool, arguments, self.agent.ctx)
+        finally:
+            self.agent.ctx.confinement = None
+        self.agent.secrets.refresh()
+        masked = self.agent.secrets.mask(result.content)
+        return result if masked == result.content else replace(result, content=masked)
+
+    def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:
+        if self.agent.before_change is not None and tool.risk in ("write", "exec"):
+            self.agent.before_change()
+        self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
+        started = time.monotonic()
+        result = self._execute(tool, arguments, confinement)
+        self._results[call["id"]] = result
+        self._after_tool(tool, arguments, result)
+        self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+
+    def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
+        if len(batch) <= 1:
+            for item in batch:
+                self._run_one(*item)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+        for call, tool, arguments in batch:
+            self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
+        started = time.monotonic()
+        futures = [self._pool.submit(self._execute, tool, arguments) for _, tool, arguments in batch]
+        for (call, tool, arguments), future in zip(batch, futures, strict=True):
+            result = future.result()
+            self._results[call["id"]] = result
+            self._after_tool(tool, arguments, result)
+            self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+
+    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
+        self._track_health(tool.name, result)
+        self.agent._calls.append(self.agent.secrets.mask(call_line(tool.name, arguments, result)))
+        self.agent.keeper.engine.tool_ran(tool.risk)
+
+    def _track_health(self, name: str, result: ToolResult) -> None:
+        """Three network failures in a row mark a tool degraded in segment 3; any other outcome clears it."""
+        key = f"tool_degraded:{name}"
+        if result.network_error:
+            self._network_failures[name] = self._network_failures.get(name, 0) + 1
+            if self._network_failures[name] == DEGRADED_AFTER:
+                text = (
+                    f"{name} failed {DEGRADED_AFTER} times in a row with network errors, the last: "
+                    f"{result.content[:200]} The network may be unavailable: avoid {name} unless the user asks "
+                    "for it, and say so if the task needs it."
+                )
+                self.agent.session.hints[key] = system_hint("tool_degraded", text, tool=name)
+                self.agent.emit(HintChanged(key, self.agent.session.hints[key]))
+            return
+        self._network_failures.pop(name, None)
+        if self.agent.session.hints.pop(key, None) is not None:
+            self.agent.emit(HintChanged(key, None))
+
+    def settle_dangling(self, reason: str) -> None:
+        """After an interrupt, give every unanswered tool_use a result (those that finished keep theirs)."""
+        messages = self.agent.session.messages
+        if not messages or messages[-1]["role"] != "assistant":
+            return
+        calls = tool_uses(messages[-1])
+        if not calls:
+            return
+        done = self._results
+        blocks = [
+            tool_result(c["id"], done[c["id"]].content, done[c["id"]].is_error)
+            if c["id"] in done
+            else tool_result(c["id"], reason, True)
+            for c in calls
+        ]
+        self.agent.session.append({"role": "user", "content": blocks})
+
+
+def call_line(name: str, arguments: dict, result: ToolResult) -> str:
+    """A tool call as one line for the recent-activity block: what ran and how it went."""
+    shown = json.dumps(arguments, ensure_ascii=False)
+    if len(shown) > 120:
+        shown = shown[:117] + "..."
+    outcome = "error: " + result.content.splitlines()[0][:80] if result.is_error and result.content else "ok"
+    return f"{name} {shown} -> {outcome}"
