@@ -13,6 +13,8 @@ import time
 import typer
 
 from mini_agent import __version__
+from mini_agent.cli_common import fail, settings_from
+from mini_agent.cli_inspect import register
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
 
@@ -104,20 +106,20 @@ def run(
 ) -> None:
     started = time.monotonic()
     if output_format not in OUTPUT_FORMATS:
-        _fail(f"Unknown output format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}.")
+        fail(f"Unknown output format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}.")
     if yes and permission_mode not in (None, "auto"):
-        _fail("--yes means --permission-mode auto; pass only one of them.")
+        fail("--yes means --permission-mode auto; pass only one of them.")
     if skip_permissions and (yes or permission_mode is not None):
-        _fail("--dangerously-skip-permissions replaces the permission mode; do not pass --yes or --permission-mode.")
+        fail("--dangerously-skip-permissions replaces the permission mode; do not pass --yes or --permission-mode.")
     mode = "bypass" if skip_permissions else "auto" if yes else permission_mode
     if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
-        _fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
+        fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
     context.obj = {"allow": allow, "deny": deny, "mode": mode, "provider": provider, "model": model}
     if context.invoked_subcommand is not None:
         return
     settings = None
     try:
-        settings = _settings(
+        settings = settings_from(
             allow,
             deny,
             provider=provider,
@@ -142,7 +144,7 @@ def run(
         from mini_agent.ui.launch import launch
 
         if continue_ and resume is not None:
-            _fail("--continue and --resume both pick a session; pass one of them.")
+            fail("--continue and --resume both pick a session; pass one of them.")
         target = "" if continue_ else resume
         if resume == PICK:
             target = _pick_session(settings)
@@ -167,126 +169,7 @@ def run(
     raise typer.Exit(int(status))
 
 
-@app.command("permissions", short_help="List the permission rules in force and where each came from.")
-def permissions_command(
-    context: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-) -> None:
-    """List the permission rules in force, where each came from, and the built-in protections."""
-    from mini_agent.ui.permissions_view import print_rules
-
-    options = context.obj or {}
-    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []), permission_mode=options.get("mode"))
-    print_rules(settings, as_json, sys.stdout)
-
-
-@app.command("check-command", short_help="Show what the agent would do with a shell command, and why.")
-def check_command(
-    context: typer.Context,
-    command: str = typer.Argument(..., metavar="COMMAND", help="The shell command to classify."),
-    mode: str | None = typer.Option(None, "--mode", help="default | accept-edits | auto | plan | bypass."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-) -> None:
-    """Show what the agent would do with a shell command: its class, the decision in a mode, and why."""
-    from mini_agent.ui.permissions_view import print_command_check
-
-    options = context.obj or {}
-    mode = mode or options.get("mode")
-    if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
-        _fail(f"Unknown permission mode {mode!r}; use one of {', '.join((*PERMISSION_MODES, 'bypass'))}.")
-    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []), permission_mode=mode)
-    print_command_check(settings, command, as_json, sys.stdout)
-
-
-sandbox_app = typer.Typer(
-    help="What the OS sandbox enforces for shell commands here (MINI_AGENT_SANDBOX=auto|bubblewrap|landlock|"
-    "seatbelt|off picks the mechanism), and `sandbox run -- CMD` to try a command under it.",
-    rich_markup_mode=None,
-)
-app.add_typer(
-    sandbox_app, name="sandbox", short_help="Show what the OS sandbox enforces here; `sandbox run -- CMD` tries it."
-)
-
-
-@sandbox_app.callback(invoke_without_command=True)
-def sandbox_command(
-    context: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-) -> None:
-    """Show the sandbox mechanism, what each level allows in the current directory, and its limits."""
-    if context.invoked_subcommand is not None:
-        return
-    from pathlib import Path
-
-    from mini_agent.ui.sandbox_view import print_sandbox
-
-    options = context.obj or {}
-    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []))
-    print_sandbox(settings, Path.cwd(), as_json, sys.stdout)
-
-
-@sandbox_app.command("run", context_settings={"allow_interspersed_args": False})
-def sandbox_run(
-    context: typer.Context,
-    command: list[str] = typer.Argument(..., help="The command and its arguments (after --)."),
-    level: str = typer.Option("workspace-write", "--level", help="read-only | workspace-write."),
-    network: bool = typer.Option(False, "--network", help="Allow network access."),
-) -> None:
-    """Run a command confined in the current directory, streaming its output; exits with its status."""
-    from pathlib import Path
-
-    from mini_agent.ui.sandbox_view import run_confined
-
-    if level not in ("read-only", "workspace-write"):
-        _fail(f"Unknown sandbox level {level!r}; use read-only or workspace-write.")
-    options = context.obj or {}
-    settings = _settings_or_exit(options.get("allow", []), options.get("deny", []))
-    raise typer.Exit(run_confined(settings, command, level, network, Path.cwd()))  # type: ignore[arg-type]
-
-
-def _settings(allow: list[str], deny: list[str], **overrides):
-    """Settings from the config files, the environment and flags (which win), with notices printed."""
-    return _resolved(allow, deny, **overrides).settings
-
-
-def _resolved(allow: list[str], deny: list[str], **overrides):
-    from mini_agent.config import resolve
-
-    resolved = resolve(flags=overrides, allow=allow, deny=deny)
-    for notice in resolved.notices:
-        print(f"mini-agent: {notice}", file=sys.stderr)
-    return resolved
-
-
-def _settings_or_exit(allow: list[str], deny: list[str], **overrides):
-    try:
-        return _settings(allow, deny, **overrides)
-    except MiniAgentError as exc:
-        print(f"mini-agent: {exc}", file=sys.stderr)
-        raise typer.Exit(int(exc.exit_status)) from None
-
-
-@app.command("config", short_help="Show the effective settings and where each came from.")
-def config_command(
-    context: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-) -> None:
-    """Show the effective settings and where each came from (defaults, config files, environment, flags)."""
-    from mini_agent.ui.config_view import print_config
-
-    options = context.obj or {}
-    try:
-        resolved = _resolved(
-            options.get("allow", []),
-            options.get("deny", []),
-            permission_mode=options.get("mode"),
-            provider=options.get("provider"),
-            model=options.get("model"),
-        )
-    except MiniAgentError as exc:
-        print(f"mini-agent: {exc}", file=sys.stderr)
-        raise typer.Exit(int(exc.exit_status)) from None
-    print_config(resolved, as_json, sys.stdout)
+register(app)  # permissions, check-command, config, sandbox
 
 
 def _warn_bypass() -> None:
@@ -295,11 +178,6 @@ def _warn_bypass() -> None:
         "commands included. Use it only in a disposable sandbox (a container or VM you can throw away).",
         file=sys.stderr,
     )
-
-
-def _fail(message: str) -> None:
-    print(f"mini-agent: {message}", file=sys.stderr)
-    raise typer.Exit(ExitStatus.USAGE)
 
 
 def _known_secrets() -> list[str]:
@@ -323,10 +201,10 @@ def _pick_session(settings) -> str | None:
     for line in listing(sessions[:20]):
         print(line, file=sys.stderr)
     if not sys.stdin or not sys.stdin.isatty():
-        _fail("--resume without an id needs a terminal to choose; pass the id: --resume ID.")
+        fail("--resume without an id needs a terminal to choose; pass the id: --resume ID.")
     answer = input("Session number (Enter for 1): ").strip() or "1"
     if not answer.isdigit() or not 0 < int(answer) <= min(20, len(sessions)):
-        _fail(f"No session number {answer!r}.")
+        fail(f"No session number {answer!r}.")
     return sessions[int(answer) - 1].id
 
 

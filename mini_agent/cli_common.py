@@ -1,0 +1,36 @@
+"""What every command line shares: settings from files, environment and flags, and how a usage error ends."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from mini_agent.errors import ExitStatus, MiniAgentError
+
+
+def settings_from(allow: list[str], deny: list[str], **overrides):
+    """Settings from the config files, the environment and flags (which win), with notices printed."""
+    return resolved_from(allow, deny, **overrides).settings
+
+
+def resolved_from(allow: list[str], deny: list[str], **overrides):
+    from mini_agent.config import resolve
+
+    resolved = resolve(flags=overrides, allow=allow, deny=deny)
+    for notice in resolved.notices:
+        print(f"mini-agent: {notice}", file=sys.stderr)
+    return resolved
+
+
+def settings_or_exit(allow: list[str], deny: list[str], **overrides):
+    try:
+        return settings_from(allow, deny, **overrides)
+    except MiniAgentError as exc:
+        print(f"mini-agent: {exc}", file=sys.stderr)
+        raise typer.Exit(int(exc.exit_status)) from None
+
+
+def fail(message: str) -> None:
+    print(f"mini-agent: {message}", file=sys.stderr)
+    raise typer.Exit(ExitStatus.USAGE)
