@@ -107,17 +107,17 @@ def _module(index: int) -> str:
 
 
 def _turn_input(proj: Project, text: str, now: datetime | None = None):
-    from mini_agent.context import TurnInput
+    from mini_agent.context.blocks import TurnInput
 
     return TurnInput(text=text, cwd=proj.cwd, now=now or datetime.now().astimezone(), user_dir=proj.user_dir)
 
 
 def gathering(proj: Project, runs: int) -> list[Row]:
     """Rows 1 and 2: a fresh gatherer's first gather (cold caches), then its later gathers within the TTL."""
-    from mini_agent.enrich import default_enrichers
-    from mini_agent.gather import Gatherer
-    from mini_agent.sources import default_sources
-    from mini_agent.tokens import TOKENIZER
+    from mini_agent.context.enrich import default_enrichers
+    from mini_agent.context.gather import Gatherer
+    from mini_agent.context.sources import default_sources
+    from mini_agent.context.tokens import TOKENIZER
 
     cold_name, cold_target = "Context gathering, cold (no network sources)", f"< {GATHER_COLD_TARGET * 1000:.0f} ms"
     cached_name, cached_target = "Context gathering, cached", f"< {GATHER_CACHED_TARGET * 1000:.0f} ms"
@@ -174,10 +174,10 @@ def gathering(proj: Project, runs: int) -> list[Row]:
 
 def injected_tokens(proj: Project) -> list[Row]:
     """Row 3: tokens ContextEngine.prepare injects in turn 1, and in turn 2 when nothing changed."""
-    from mini_agent.enrich import default_enrichers
-    from mini_agent.gather import Gatherer
-    from mini_agent.injection import ContextEngine
-    from mini_agent.sources import default_sources
+    from mini_agent.context.enrich import default_enrichers
+    from mini_agent.context.gather import Gatherer
+    from mini_agent.context.injection import ContextEngine
+    from mini_agent.context.sources import default_sources
 
     name, target = "Injected tokens per turn", "reported"
     try:
@@ -206,8 +206,8 @@ def injected_tokens(proj: Project) -> list[Row]:
 
 def _agent(api: FakeAnthropicAPI, proj: Project, emit: Callable, max_steps: int, **settings_overrides):
     from mini_agent.agent import Agent
+    from mini_agent.model import AnthropicProvider
     from mini_agent.prompt import static_prompt
-    from mini_agent.provider import AnthropicProvider
     from mini_agent.safety.permissions import Allow
     from mini_agent.session import Session
     from mini_agent.tools import default_tools
@@ -355,7 +355,7 @@ class SizingAPI(FakeAnthropicAPI):
 
     def _next(self, body):
         """Called by the handler with the body of the request it is answering."""
-        from mini_agent.tokens import count_messages
+        from mini_agent.context.tokens import count_messages
 
         try:
             size = request_tokens(body)
@@ -375,7 +375,7 @@ class SizingAPI(FakeAnthropicAPI):
 
 def request_tokens(body: dict) -> int:
     """Tokens of a request as the keeper estimates them: system text, tool schemas, message text."""
-    from mini_agent.tokens import count, count_messages
+    from mini_agent.context.tokens import count, count_messages
 
     system = "\n".join(block["text"] for block in body.get("system", []))
     return count(system) + count(json.dumps(body.get("tools", []))) + count_messages(body["messages"])

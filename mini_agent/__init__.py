@@ -1,3 +1,20 @@
-"""mini-agent: a terminal code agent for Anthropic-compatible endpoints."""
+"""mini-agent: a terminal code agent for Anthropic-compatible endpoints.
+
+The tree is the architecture. At the top sits the core: cli.py (flags -> Settings, the wiring; cli_common.py,
+cli_inspect.py), settings.py and config.py (+ config_files.py), errors.py, events.py (what the core emits),
+prompt.py (the three-segment system prompt), session.py, agent.py (the loop) with tool_calls.py (a reply's tool
+calls), and compaction.py. Beside it, each concern in its package:
+
+    model/      talking to the model: the SDK client, replies, streams, faults, endpoints, usage and prices
+    context/    context engineering: blocks, sources, enrichers, injection, token counts, the keeper
+    tools/      the five tools and their registry
+    safety/     what may run: the permission policy, the shell classifier, secrets, the OS sandbox
+    undo/       shadow-git snapshots and the undo stack
+    sessions/   session files: write, list, load, resume
+    ui/         everything that touches the terminal
+
+Layers point one way: ui and cli may import anything; nothing else imports ui or cli. This module holds the
+version only: importing it does no I/O and loads nothing.
+"""
 
 __version__ = "0.1.0"

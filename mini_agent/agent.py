@@ -9,22 +9,22 @@ from typing import TYPE_CHECKING
 
 from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, Notice
-from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
+from mini_agent.model import Provider, Reply, Request
+from mini_agent.model.client import DISCOVERY_WAIT
+from mini_agent.model.discovery import Discovery
+from mini_agent.model.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
+from mini_agent.model.usage import Usage
 from mini_agent.prompt import build_system
-from mini_agent.provider import Provider, Reply, Request
-from mini_agent.provider.client import DISCOVERY_WAIT
-from mini_agent.provider.discovery import Discovery
 from mini_agent.safety.gate import Confirm, Gate
 from mini_agent.session import Session
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from mini_agent.tool_calls import ToolCalls
 from mini_agent.tools._pending import sweep
 from mini_agent.tools.base import ToolContext, ToolRegistry
-from mini_agent.usage import Usage
 
 if TYPE_CHECKING:
-    from mini_agent.injection import TurnTrace
-    from mini_agent.keeper import ContextKeeper
+    from mini_agent.context.injection import TurnTrace
+    from mini_agent.context.keeper import ContextKeeper
 
 RECENT_CALLS = 8
 
@@ -78,7 +78,7 @@ class Agent:
         self.before_change: Callable[[], None] | None = None
         """Called before each tool that may change files runs (write and exec tools): the undo snapshot."""
         if keeper is None:
-            from mini_agent.keeper import minimal_keeper as keeper
+            from mini_agent.context.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)
 
     def run_turn(self, text: str, stdin: str | None = None) -> TurnResult:
@@ -169,9 +169,13 @@ class Agent:
     def _endpoint(self) -> Discovery:
         return self.provider.discovery(wait=DISCOVERY_WAIT)
 
+    def tool_ran(self, line: str, risk: str) -> None:
+        self._calls.append(line)
+        self.keeper.engine.tool_ran(risk)
+
     def overhead(self) -> int:
         """Tokens of system prompt and tools, counted once per system-prompt change."""
-        from mini_agent.keeper import overhead_tokens
+        from mini_agent.context.keeper import overhead_tokens
 
         system = self._system_blocks()
         if self._overhead is None or self._overhead[0] is not system:

@@ -11,49 +11,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from mini_agent.context import P0, ContextBlock
+from mini_agent.context.blocks import P0, ContextBlock
+from mini_agent.context.instructions import missing_from
+from mini_agent.context.summary_prompt import SUMMARY_SYSTEM, render_transcript, summary_request
+from mini_agent.context.tokens import count, count_messages
+from mini_agent.context.trim import drop_dangling_tool_uses, stub_tool_results, truncate_long_blocks
 from mini_agent.errors import ProviderError
-from mini_agent.events import Emit, ReplyDiscarded
-from mini_agent.instructions import missing_from
-from mini_agent.messages import text_of
+from mini_agent.events import CompactionReport, Emit, ReplyDiscarded
+from mini_agent.model import Provider, Request
+from mini_agent.model.messages import text_of
 from mini_agent.prompt import system_hint
-from mini_agent.provider import Provider, Request
 from mini_agent.session import Session
-from mini_agent.summary_prompt import SUMMARY_SYSTEM, render_transcript, summary_request
-from mini_agent.tokens import count, count_messages
-from mini_agent.trim import drop_dangling_tool_uses, stub_tool_results, truncate_long_blocks
 
 TRUNCATE_OVER_CHARS = 2_000
 SUMMARY_MAX_TOKENS = 4_096
 
 Measure = Callable[[list[dict]], int]
-
-
-@dataclass
-class Report:
-    """What one compaction did; shown to the human, kept in the trace and in the session log."""
-
-    trigger: str
-    """auto, manual, overflow (the API said too long) or context (the P0 blocks did not fit)."""
-    before: int
-    after: int = 0
-    stages: list[str] = field(default_factory=list)
-    summarised_messages: int = 0
-    restored_instructions: int = 0
-    error: str | None = None
-
-    def to_dict(self) -> dict:
-        return {
-            "trigger": self.trigger,
-            "tokens_before": self.before,
-            "tokens_after": self.after,
-            "stages": self.stages,
-            "summarised_messages": self.summarised_messages,
-            "restored_instructions": self.restored_instructions,
-            "error": self.error,
-        }
 
 
 @dataclass
@@ -74,13 +49,13 @@ class Compactor:
         focus: str | None = None,
         keep_tokens: int | None = None,
         size: int | None = None,
-    ) -> Report:
+    ) -> CompactionReport:
         """Bring the conversation under `target` tokens if the stages can; the session's view is replaced.
 
         `size` is the conversation's size as best known (anchored on the API's usage); else it is estimated.
         """
         messages = session.messages
-        report = Report(trigger, size if size is not None else measure(messages))
+        report = CompactionReport(trigger, size if size is not None else measure(messages))
         size = report.before
         protect = _last_index(messages, "assistant")
         messages, stubbed = stub_tool_results(messages, protect if protect is not None else len(messages))

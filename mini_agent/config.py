@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mini_agent.config_files import project_config, read_toml, rules_in, user_config
 from mini_agent.errors import ConfigError
-from mini_agent.provider.endpoints import PRESETS, Preset
+from mini_agent.model.endpoints import PRESETS, Preset
 from mini_agent.safety.rules import Origin, Rules, parse_rule
 from mini_agent.settings import (
     Settings,
@@ -215,3 +215,8 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     names = {int: "whole number", float: "number", str: "string"}
     return " or ".join(names[k] for k in kinds)
+
+
+def from_environment(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """Settings from the environment, then explicit overrides (flags) where given; no config file is read."""
+    return resolve(env, overrides, files=False).settings

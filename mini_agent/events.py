@@ -6,14 +6,13 @@ The core never touches the terminal; renderers (rich, plain text, json, stream-j
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mini_agent.compaction import Report
-    from mini_agent.injection import TurnTrace
+    from mini_agent.context.injection import TurnTrace
+    from mini_agent.model.usage import Usage
     from mini_agent.tools.base import ToolResult
-    from mini_agent.usage import Usage
 
 
 @dataclass(frozen=True)
@@ -85,11 +84,36 @@ class ContextInjected:
     trace: TurnTrace
 
 
+@dataclass
+class CompactionReport:
+    """What one compaction did; shown to the human, kept in the trace and in the session log."""
+
+    trigger: str
+    """auto, manual, overflow (the API said too long) or context (the P0 blocks did not fit)."""
+    before: int
+    after: int = 0
+    stages: list[str] = field(default_factory=list)
+    summarised_messages: int = 0
+    restored_instructions: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "trigger": self.trigger,
+            "tokens_before": self.before,
+            "tokens_after": self.after,
+            "stages": self.stages,
+            "summarised_messages": self.summarised_messages,
+            "restored_instructions": self.restored_instructions,
+            "error": self.error,
+        }
+
+
 @dataclass(frozen=True)
 class Compacted:
     """The conversation was compacted (or a compaction was attempted: see report.error)."""
 
-    report: Report
+    report: CompactionReport
 
 
 Event = (

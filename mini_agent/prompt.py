@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mini_agent.xmltext import escape, quoteattr
+from mini_agent.context.xmltext import escape, quoteattr
 
 if TYPE_CHECKING:
     from mini_agent.tools.base import ToolRegistry

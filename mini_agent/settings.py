@@ -138,13 +138,6 @@ def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
     )
 
 
-def from_environment(env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-    """Settings from the environment, then explicit overrides (flags) where given; no config file is read."""
-    from mini_agent.config import resolve
-
-    return resolve(env, overrides, files=False).settings
-
-
 def check_settings(settings: Settings) -> None:
     if settings.permission_mode not in (*PERMISSION_MODES, "bypass"):
         raise ConfigError(

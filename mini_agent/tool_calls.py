@@ -6,26 +6,44 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from mini_agent.events import HintChanged, ToolFinished, ToolStarted
-from mini_agent.messages import tool_result, tool_uses
+from mini_agent.events import Emit, HintChanged, ToolFinished, ToolStarted
+from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.prompt import system_hint
 from mini_agent.safety.permissions import Deny
-from mini_agent.tools.base import Tool, ToolError, ToolResult, execute
+from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
 
 if TYPE_CHECKING:
-    from mini_agent.agent import Agent
+    from mini_agent.safety.gate import Gate
+    from mini_agent.safety.secrets import SecretSet
+    from mini_agent.session import Session
 
 DEGRADED_AFTER = 3
+
+
+class ToolHost(Protocol):
+    """What running tool calls needs of the agent that owns them (the agent imports this module, not the reverse)."""
+
+    registry: ToolRegistry
+    gate: Gate
+    secrets: SecretSet
+    ctx: ToolContext
+    session: Session
+    emit: Emit
+    before_change: Callable[[], None] | None
+
+    def tool_ran(self, line: str, risk: str) -> None:
+        """A call finished: `line` for the recent-activity block, `risk` for the context sources it may stale."""
 
 
 class ToolCalls:
     """The agent's hands: it owns the results of the reply being answered and the tools' network health."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: ToolHost) -> None:
         self.agent = agent
         self._pool: ThreadPoolExecutor | None = None
         self._results: dict[str, ToolResult] = {}
@@ -123,8 +141,7 @@ class ToolCalls:
 
     def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
         self._track_health(tool.name, result)
-        self.agent._calls.append(self.agent.secrets.mask(call_line(tool.name, arguments, result)))
-        self.agent.keeper.engine.tool_ran(tool.risk)
+        self.agent.tool_ran(self.agent.secrets.mask(call_line(tool.name, arguments, result)), tool.risk)
 
     def _track_health(self, name: str, result: ToolResult) -> None:
         """Three network failures in a row mark a tool degraded in segment 3; any other outcome clears it."""

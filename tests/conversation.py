@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from mini_agent.summary_prompt import SUMMARY_SYSTEM
+from mini_agent.context.summary_prompt import SUMMARY_SYSTEM
 
 WORDS = ["fix", "the", "parser", "tests", "src/app.py", "quickly", "data", "中文", "<tag>", "&"]
 RULES = [

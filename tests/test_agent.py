@@ -12,7 +12,7 @@ from fake_api import answer, thinking, tool_use
 from mini_agent.agent import Agent
 from mini_agent.errors import StepLimitReached, TurnAborted
 from mini_agent.events import HintChanged, Notice
-from mini_agent.provider import AnthropicProvider
+from mini_agent.model import AnthropicProvider
 from mini_agent.safety.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Deny
 from mini_agent.session import Session

@@ -12,10 +12,11 @@ from rich.console import Console
 from test_markdown_stream import screen
 
 from mini_agent.agent import TurnResult
-from mini_agent.compaction import Report
+from mini_agent.context.injection import Placement, TurnTrace
 from mini_agent.events import (
     AssistantMessage,
     Compacted,
+    CompactionReport,
     ContextInjected,
     Notice,
     ReplyDiscarded,
@@ -23,11 +24,10 @@ from mini_agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from mini_agent.injection import Placement, TurnTrace
+from mini_agent.model.usage import Usage
 from mini_agent.session import Session
 from mini_agent.tools.base import ToolResult
 from mini_agent.ui.console import ReplRenderer
-from mini_agent.usage import Usage
 
 LONG_COMMAND = "pytest -x tests/test_markdown_stream.py tests/test_console.py --maxfail=3 -q"
 DIFF = "Edited a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-old line\n+new line\n context\n"
@@ -82,7 +82,7 @@ def shown(renderer: ReplRenderer, *events) -> list[str]:
         (Notice("The reply was cut off."), ["! The reply was cut off."]),
         (ReplyDiscarded("The stream was cut.", 1, 2.0), ["! The stream was cut. Retrying in 2.0s."]),
         (
-            Compacted(Report("auto", 150_000, 30_000, ["summary"])),
+            Compacted(CompactionReport("auto", 150_000, 30_000, ["summary"])),
             ["! Compacted the conversation (auto): 150,000 → 30,000 tokens; summary."],
         ),
     ],

@@ -10,10 +10,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.context import P0, P1, P2, ContextBlock, Enricher, Skip, Source, TurnInput, fit, is_injected
-from mini_agent.gather import Gatherer
-from mini_agent.injection import ContextEngine
-from mini_agent.tokens import TOKENIZER
+from mini_agent.context.blocks import P0, P1, P2, ContextBlock, Enricher, Skip, Source, TurnInput, fit, is_injected
+from mini_agent.context.gather import Gatherer
+from mini_agent.context.injection import ContextEngine
+from mini_agent.context.tokens import TOKENIZER
 
 blocks_strategy = st.lists(
     st.builds(
@@ -212,7 +212,7 @@ def test_an_enricher_whose_trigger_is_absent_is_skipped_without_a_thread():
 def test_our_xml_escaping_is_exactly_saxutils(text):
     from xml.sax import saxutils
 
-    from mini_agent import xmltext
+    from mini_agent.context import xmltext
 
     assert xmltext.escape(text) == saxutils.escape(text)
     assert xmltext.quoteattr(text) == saxutils.quoteattr(text)

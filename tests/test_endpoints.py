@@ -15,9 +15,9 @@ from fake_api import answer
 from support import FIXTURES
 
 from mini_agent.config import resolve
-from mini_agent.provider import AnthropicProvider
-from mini_agent.provider.discovery import DOCUMENTED_WINDOWS
-from mini_agent.provider.endpoints import PRESETS, family_of
+from mini_agent.model import AnthropicProvider
+from mini_agent.model.discovery import DOCUMENTED_WINDOWS
+from mini_agent.model.endpoints import PRESETS, family_of
 
 SHAPES = FIXTURES / "endpoints"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from datetime import UTC, datetime
@@ -13,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from unprivileged import run_as_nobody, shared_dir  # noqa: F401 - shared_dir is a fixture
 
-from mini_agent.context import P0, P1, P2, ContextBlock, Enricher, Skip, TurnInput
-from mini_agent.enrich.mentions import MAX_MENTIONS, describe, find_mentions, mentions
-from mini_agent.enrich.references import find_reference, references
-from mini_agent.enrich.urls import find_urls, urls
+from mini_agent.context.blocks import P0, P1, P2, ContextBlock, Enricher, Skip, TurnInput
+from mini_agent.context.enrich.mentions import MAX_MENTIONS, describe, find_mentions, mentions
+from mini_agent.context.enrich.references import find_reference, references
+from mini_agent.context.enrich.urls import find_urls, urls
 from mini_agent.tools._files import CUT_MARKER
 
 
@@ -446,9 +445,7 @@ def test_enrichers_only_skip_and_never_change_the_input(tmp_path: Path, text: st
 
 
 def test_default_enrichers_in_order() -> None:
-    if importlib.util.find_spec("mini_agent.enrich.timeexpr") is None:
-        pytest.skip("mini_agent/enrich/timeexpr.py (written by another helper) does not exist yet")
-    from mini_agent.enrich import default_enrichers, timeexpr
+    from mini_agent.context.enrich import default_enrichers, timeexpr
 
     enrichers = default_enrichers()
 

@@ -10,7 +10,7 @@ from fake_api import answer, failure, tool_use
 
 from mini_agent.agent import Agent
 from mini_agent.events import Compacted, ContextInjected, Notice
-from mini_agent.provider import AnthropicProvider
+from mini_agent.model import AnthropicProvider
 from mini_agent.safety.permissions import Allow
 from mini_agent.session import SUMMARY_HINT, Session
 from mini_agent.tools import default_tools

@@ -11,7 +11,7 @@ from support import FIXTURES, TEST_KEY
 
 from mini_agent.errors import ProviderError
 from mini_agent.events import ReplyDiscarded, TextDelta
-from mini_agent.provider import AnthropicProvider, Request
+from mini_agent.model import AnthropicProvider, Request
 
 SSE = FIXTURES / "sse"
 

@@ -18,9 +18,9 @@ from support import FIXTURES, TEST_KEY
 from mini_agent.agent import Agent
 from mini_agent.errors import ProviderError
 from mini_agent.events import Notice, ReplyDiscarded, TextDelta
-from mini_agent.messages import LOOKBACK_BLOCKS, with_cache_breakpoint
-from mini_agent.provider import AnthropicProvider, Request
-from mini_agent.provider.assembly import StreamAssembly
+from mini_agent.model import AnthropicProvider, Request
+from mini_agent.model.assembly import StreamAssembly
+from mini_agent.model.messages import LOOKBACK_BLOCKS, with_cache_breakpoint
 from mini_agent.safety.permissions import Allow
 from mini_agent.session import Session
 from mini_agent.tools.base import ToolContext, ToolRegistry, tool

@@ -128,7 +128,7 @@ def test_a_name_resolving_to_loopback_asks_at_connect_time_and_an_always_answer_
     from threading import Thread
 
     from mini_agent.agent import Agent
-    from mini_agent.provider import AnthropicProvider
+    from mini_agent.model import AnthropicProvider
     from mini_agent.safety.permissions import Allow
     from mini_agent.session import Session
     from mini_agent.tools import default_tools

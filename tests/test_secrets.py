@@ -11,7 +11,8 @@ from fake_api import answer, tool_use
 from support import TEST_KEY
 from web_server import WebServer
 
-from mini_agent.settings import from_environment, secret_values
+from mini_agent.config import from_environment
+from mini_agent.settings import secret_values
 
 GITHUB = "ghp_0123456789abcdefSECRET"
 DB_PASSWORD = "correct-horse-battery"
@@ -149,7 +150,7 @@ def test_the_environment_in_any_encoding_reaches_neither_the_model_nor_the_outpu
 
 def in_process_agent(api, settings_for, confirm, **overrides):
     from mini_agent.agent import Agent
-    from mini_agent.provider import AnthropicProvider
+    from mini_agent.model import AnthropicProvider
     from mini_agent.session import Session
     from mini_agent.tools import default_tools
     from mini_agent.tools.base import ToolContext

@@ -22,6 +22,7 @@ from mini_agent.undo import (
     UndoStack,
     Unrecorded,
     project_root,
+    restore,
     store_for,
     undo_notice,
 )
@@ -160,7 +161,7 @@ def test_snapshot_leaves_the_projects_git_byte_identical(tmp_path):
     before = snapshots.take()
     bash(project, "echo changed > a.py; echo new > b.py; rm keep.txt")
     after = snapshots.take()
-    result = snapshots.restore(before, after)
+    result = restore(snapshots, before, after)
 
     assert result.failed == () and result.conflicts == ()
     assert git_dir_bytes(project / ".git") == reference
@@ -189,7 +190,7 @@ def test_a_file_changed_after_the_turn_is_a_conflict_left_alone(project, snapsho
     after = snapshots.take()
     bash(project, "echo user > keep.txt; echo user > added.txt")  # the user's own edits after the turn
 
-    result = snapshots.restore(before, after)
+    result = restore(snapshots, before, after)
 
     assert result.conflicts == ("added.txt", "keep.txt")
     assert [change.path for change in result.undone] == ["a.py"]
@@ -197,7 +198,7 @@ def test_a_file_changed_after_the_turn_is_a_conflict_left_alone(project, snapsho
     assert (project / "added.txt").read_text() == "user\n"
     assert (project / "a.py").read_text() == "print('a')\n"
 
-    forced = snapshots.restore(before, after, force=True)
+    forced = restore(snapshots, before, after, force=True)
 
     assert forced.conflicts == ()
     assert (project / "keep.txt").read_text() == "keep\n"
@@ -280,7 +281,7 @@ def test_names_with_spaces_unicode_and_raw_bytes(tmp_path):
     (project / "new dir ö").mkdir()
     (project / "new dir ö" / "ü.txt").write_text("new\n")
     after = snapshots.take()
-    result = snapshots.restore(before, after)
+    result = restore(snapshots, before, after)
 
     assert len(result.undone) == 5 and result.failed == ()
     assert files_in(project) == before_state
@@ -296,7 +297,7 @@ def test_crlf_and_text_attributes_come_back_byte_for_byte(tmp_path):
     snapshots = Snapshots(project, tmp_path / "store.git")
     before = snapshots.take()
     bash(project, "printf 'x\\n' > windows.txt; printf 'y\\n' > mixed.bat")
-    snapshots.restore(before, snapshots.take())
+    restore(snapshots, before, snapshots.take())
     assert (project / "windows.txt").read_bytes() == b"line one\r\nline two\r\n"
     assert (project / "mixed.bat").read_bytes() == b"@echo off\r\nrem\n"
 
@@ -321,7 +322,7 @@ def test_user_git_config_and_environment_do_not_leak_in(tmp_path, monkeypatch):
 
     assert snapshots.changes(before, after) == [Change("a.py", "modified")]
     bash(project, "printf 'c\\r\\n' > a.py")
-    snapshots.restore(after, snapshots.take())
+    restore(snapshots, after, snapshots.take())
     assert (project / "a.py").read_bytes() == b"a\r\nb\r\n" and os.access(project / "a.py", os.X_OK)
     assert git_dir_bytes(project / ".git") == reference
 
@@ -339,7 +340,7 @@ def test_large_files_are_left_out_and_reported(tmp_path):
     after = snapshots.take()
 
     assert snapshots.changes(before, after) == [Change("small.txt", "modified")]
-    result = snapshots.restore(before, after)
+    result = restore(snapshots, before, after)
     assert [skip.path for skip in result.not_covered] == ["data.bin", "grown.txt"]
     assert (project / "data.bin").read_bytes() == b"\0" * 6000  # left as the turn made it
     assert (project / "small.txt").read_text() == "small\n"
@@ -355,7 +356,7 @@ def test_a_file_that_grows_past_the_limit_is_left_out_not_deleted(tmp_path):
     (project / "log.txt").write_bytes(b"y" * 500)
     after = snapshots.take()
     assert snapshots.changes(before, after) == []
-    result = snapshots.restore(before, after)
+    result = restore(snapshots, before, after)
     assert result.undone == () and [skip.path for skip in result.not_covered] == ["log.txt"]
     assert (project / "log.txt").read_bytes() == b"y" * 500
 
@@ -369,7 +370,7 @@ def test_nested_repositories_are_left_alone(project, snapshots):
     assert [skip.path for skip in snapshots.skipped] == ["vendor/lib/"]
     (nested / "code.py").write_text("v2\n")
     (project / "a.py").write_text("changed\n")
-    snapshots.restore(before, snapshots.take())
+    restore(snapshots, before, snapshots.take())
     assert (nested / "code.py").read_text() == "v2\n"
     assert (project / "a.py").read_text() == "print('a')\n"
 
@@ -387,7 +388,7 @@ def test_no_write_through_a_directory_that_became_a_symlink(tmp_path):
     (project / "d").rmdir()
     (project / "d").symlink_to(outside)  # restoring d/old.txt now would write into `outside`
 
-    result = snapshots.restore(before, after)
+    result = restore(snapshots, before, after)
 
     assert result.failed == (("d/old.txt", "a directory on its path is now a symlink"),)
     assert list(outside.iterdir()) == []
@@ -403,7 +404,7 @@ def test_a_file_replaced_by_a_directory_and_back(tmp_path):
     snapshots = Snapshots(project, tmp_path / "store.git")
     before = snapshots.take()
     bash(project, "rm f && mkdir f && echo x > f/child; rm -r d && echo flat > d; rm g && mkdir g")
-    snapshots.restore(before, snapshots.take())
+    restore(snapshots, before, snapshots.take())
     assert files_in(project) == before_state
 
 
@@ -517,7 +518,7 @@ def test_restore_gives_back_the_exact_tree_after_random_operations(initial, turn
         ignored_now = {path: value for path, value in files_in(root).items() if is_ignored_log(path)}
         after = snapshots.take()
 
-        result = snapshots.restore(before, after)
+        result = restore(snapshots, before, after)
 
         assert result.conflicts == () and result.failed == ()
         assert files_in(root, ignored=False) == before_state

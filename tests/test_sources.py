@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mini_agent.context import P0, P1, P2, Skip, TurnInput
-from mini_agent.sources import (
+from mini_agent.context.blocks import P0, P1, P2, Skip, TurnInput
+from mini_agent.context.sources import (
     INSTRUCTIONS_CAP,
     MEMORY_CAP,
     default_sources,

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from support import TEST_KEY
 
 from mini_agent.agent import Agent
-from mini_agent.context import P0, P1, ContextBlock, Ledger
-from mini_agent.provider import AnthropicProvider
+from mini_agent.context.blocks import P0, P1, ContextBlock, Ledger
+from mini_agent.context.tokens import TOKENIZER
+from mini_agent.model import AnthropicProvider
+from mini_agent.model.usage import Usage
 from mini_agent.safety.permissions import Allow
 from mini_agent.session import SUMMARY_HINT, Session
 from mini_agent.sessions import (
@@ -32,10 +34,8 @@ from mini_agent.sessions import (
 )
 from mini_agent.sessions.journal import read_journal, session_id
 from mini_agent.sessions.resume import UNANSWERED, replay_ledger
-from mini_agent.tokens import TOKENIZER
 from mini_agent.tools import default_tools
 from mini_agent.tools.base import ToolContext
-from mini_agent.usage import Usage
 
 RESTORED = ("messages", "request", "hints", "instructions", "usage", "last_usage", "compactions")
 
@@ -373,7 +373,7 @@ def git(project: Path, *args: str) -> None:
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    monkeypatch.setattr("mini_agent.keeper.datetime", FrozenClock)
+    monkeypatch.setattr("mini_agent.context.keeper.datetime", FrozenClock)
     TOKENIZER.wait()  # counts (in a compaction's report) must not depend on when tiktoken finished loading
     root = tmp_path / "project"
     root.mkdir()

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.context import P1, ContextBlock, Skip, TurnInput
-from mini_agent.enrich.timeexpr import TimeMatch, describe, resolve, time_expressions
+from mini_agent.context.blocks import P1, ContextBlock, Skip, TurnInput
+from mini_agent.context.enrich.timeexpr import TimeMatch, describe, resolve, time_expressions
 
 UTC8 = timezone(timedelta(hours=8))
 UTC_5 = timezone(timedelta(hours=-5))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.tokens import (
+from mini_agent.context.tokens import (
     TOKENIZER,
     ConversationSize,
     Tokenizer,
@@ -13,7 +13,7 @@ from mini_agent.tokens import (
     estimate_by_characters,
     message_text,
 )
-from mini_agent.usage import Usage
+from mini_agent.model.usage import Usage
 
 
 def text_message(role: str, body: str) -> dict:

@@ -3,4 +3,6 @@ boundaries, the shell-command classifier, network address vetting, the gate that
 sandbox commands run in.
 
 Nothing here is imported at start-up beyond what a decision needs; tree-sitter loads on the first command.
+
+May import: errors, settings, tools.base (a call's tool and paths). Never the agent, context/, ui/ or cli.
 """

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_agent.preview import change_preview
 from mini_agent.safety.egress import guard, secret_paths
 from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
+from mini_agent.safety.preview import change_preview
 from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
 from mini_agent.tools.base import Tool, ToolContext, ToolError

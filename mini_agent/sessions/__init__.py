@@ -1,6 +1,10 @@
 """Persistent sessions: one JSONL file per session, listed per project, loaded and continued (--continue,
 --resume). `journal` writes and reads one file, `store` finds files, `resume` puts a loaded session back into
-an agent."""
+an agent.
+
+May import: session, model (messages, usage), context, tools, safety, the agent (to resume into it). Never ui/
+or cli.
+"""
 
 from mini_agent.sessions.journal import SessionBusy, SessionChanged, SessionWriter
 from mini_agent.sessions.resume import resume_into

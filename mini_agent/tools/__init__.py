@@ -1,4 +1,13 @@
-"""The five tools the agent works with."""
+"""The five tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each,
+and the registry that turns typed functions into the schemas the model sees (base.py).
+
+Helpers the tools share are private modules: _files.py (what was read, for read-before-edit), _textfile.py,
+_edit_help.py, _arguments.py, _process.py and _watchdog.py (child processes that die with us), _pending.py
+(temporary files of killed writes), web_connect.py / web_content.py / html_to_markdown.py (web_fetch).
+
+May import: prompt (hints), safety (the workspace, the sandbox a command runs in, address vetting). Never the
+agent, context/, ui/ or cli.
+"""
 
 from __future__ import annotations
 

@@ -1,1 +1,11 @@
-"""Everything that touches the terminal: renderers, the interactive loop, confirmation."""
+"""Everything that touches the terminal: renderers, the interactive loop, confirmation.
+
+    launch.py            wiring for a run (agent, keeper, session file, undo)
+    oneshot.py           -p runs: text, json and stream-json output
+    interactive.py       the REPL (repl_input.py, slash.py, lifecycle.py, context_view.py)
+    console.py           REPL output (markdown_stream.py, markdown_blocks.py, render.py, trace.py)
+    confirm.py           the only code that asks the human
+    *_view.py            what the inspecting subcommands print; show_prompt.py
+
+May import anything below it; only cli imports ui.
+"""

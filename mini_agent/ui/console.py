@@ -25,8 +25,8 @@ from mini_agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from mini_agent.messages import tool_uses
-from mini_agent.pricing import cost
+from mini_agent.model.messages import tool_uses
+from mini_agent.model.pricing import cost
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
 from mini_agent.ui.render import describe_call, first_line
 

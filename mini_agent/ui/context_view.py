@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from mini_agent.context import is_injected
-from mini_agent.tokens import count, message_text
+from mini_agent.context.blocks import is_injected
+from mini_agent.context.tokens import count, message_text
 
 BAR_WIDTH = 40
 
@@ -57,7 +57,7 @@ def context_lines(agent, ascii_only: bool = False) -> list[str]:
 
 
 def cost_lines(model: str, usage) -> list[str]:
-    from mini_agent.pricing import cost
+    from mini_agent.model.pricing import cost
 
     lines = [
         f"input {usage.input_tokens:,} · output {usage.output_tokens:,} · "

@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import replace
 
-from mini_agent.attach import Attachment, read_limited, stdin_attachment
+from mini_agent.context.attach import Attachment, read_limited, stdin_attachment
 from mini_agent.errors import ConfigError, ExitStatus
 from mini_agent.settings import Settings
 
@@ -25,7 +25,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     stdin = sys.stdin if sys.stdin is not None and not sys.stdin.closed else None
     interactive = prompt is None and stdin is not None and stdin.isatty()
     settings.require_credentials()
-    from mini_agent.provider import AnthropicProvider
+    from mini_agent.model import AnthropicProvider
 
     provider = AnthropicProvider(settings)
     if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
@@ -90,11 +90,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
 def context_keeper(agent):
     """The full context machinery: every source and enricher, compaction with the configured model."""
     from mini_agent.compaction import Compactor
-    from mini_agent.enrich import default_enrichers
-    from mini_agent.gather import Gatherer
-    from mini_agent.injection import ContextEngine
-    from mini_agent.keeper import ContextKeeper
-    from mini_agent.sources import default_sources
+    from mini_agent.context.enrich import default_enrichers
+    from mini_agent.context.gather import Gatherer
+    from mini_agent.context.injection import ContextEngine
+    from mini_agent.context.keeper import ContextKeeper
+    from mini_agent.context.sources import default_sources
 
     settings = agent.settings
     gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)

@@ -20,7 +20,7 @@ from mini_agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from mini_agent.messages import text_of, tool_uses
+from mini_agent.model.messages import text_of, tool_uses
 
 KEY_ARGUMENT = {"read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command", "web_fetch": "url"}
 

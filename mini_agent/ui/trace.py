@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mini_agent.compaction import Report
-from mini_agent.injection import TurnTrace
+from mini_agent.context.injection import TurnTrace
+from mini_agent.events import CompactionReport
 
 
 def format_trace(trace: TurnTrace) -> list[str]:
@@ -25,7 +25,7 @@ def format_trace(trace: TurnTrace) -> list[str]:
     return lines
 
 
-def format_compaction(report: Report) -> str:
+def format_compaction(report: CompactionReport) -> str:
     if not report.stages:
         why = report.error or "nothing older than the latest exchange to compact"
         return f"Compaction ({report.trigger}) did nothing: {why}."

@@ -2,9 +2,16 @@
 
 Covers every change in the project directory, whichever tool made it (bash included), in git repositories and
 plain directories alike, without touching the project's own .git.
+
+    shadow.py     the shadow repository and its git runs
+    snapshots.py  taking a snapshot, and what differs between two
+    restore.py    putting files back as a snapshot had them
+    stack.py      the per-turn undo stack
+
+Imports nothing of the project outside this package.
 """
 
-from mini_agent.undo.restore import RestoreResult
+from mini_agent.undo.restore import RestoreResult, restore
 from mini_agent.undo.shadow import SnapshotError, project_root, store_for
 from mini_agent.undo.snapshots import Change, Skipped, Snapshots
 from mini_agent.undo.stack import Checkpoint, UndoReport, UndoStack, Unrecorded, undo_notice
@@ -20,6 +27,7 @@ __all__ = [
     "UndoStack",
     "Unrecorded",
     "project_root",
+    "restore",
     "store_for",
     "undo_notice",
 ]

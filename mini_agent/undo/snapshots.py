@@ -14,12 +14,9 @@ import shutil
 import stat
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from mini_agent.undo.shadow import GIT_TIMEOUT, REF, ZERO_OID, Entry, ShadowGit, SnapshotError, TooCostly
-
-if TYPE_CHECKING:
-    from mini_agent.undo.restore import RestoreResult
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """Larger files are left out of snapshots, so one log file or data dump cannot balloon the store."""
@@ -108,12 +105,6 @@ class Snapshots:
     def changes(self, before: str, after: str) -> list[Change]:
         """Every file that differs between two snapshots, except paths either of them left out."""
         return [delta.change for delta in self.deltas(before, after)]
-
-    def restore(self, before: str, after: str, *, force: bool = False) -> RestoreResult:
-        """Put every file that changed from `before` to `after` back as it was in `before`; see restore.py."""
-        from mini_agent.undo.restore import restore
-
-        return restore(self, before, after, force=force)
 
     def deltas(self, before: str, after: str, *, covered_only: bool = True) -> list[Delta]:
         """The paths that differ between two snapshots with both entries; covered_only drops left-out paths."""

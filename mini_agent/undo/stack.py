@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mini_agent.undo.restore import RestoreResult
+from mini_agent.undo.restore import RestoreResult, restore
 from mini_agent.undo.shadow import SnapshotError
 from mini_agent.undo.snapshots import Snapshots
 
@@ -101,7 +101,7 @@ class UndoStack:
                 problem=f"The last turn that ran tools cannot be undone: {turn.problem}.", remaining=len(self._turns)
             )
         try:
-            result = self.snapshots.restore(turn.before, turn.after, force=force)
+            result = restore(self.snapshots, turn.before, turn.after, force=force)
         except SnapshotError as error:
             self._turns.append(turn)  # nothing was written: the user can try again
             return UndoReport(problem=f"Undo failed, no file was changed: {error}.", remaining=len(self._turns))

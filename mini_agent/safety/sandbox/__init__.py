@@ -6,7 +6,7 @@ project root and the temp dirs, minus `.git/hooks`, `.git/config` and the agent'
 credential locations and the agent's data, keep the agent's process out of sight, and cut the network unless
 the caller grants it. Mechanisms: bubblewrap or Landlock on Linux, Seatbelt on macOS, probed once per process
 (`MINI_AGENT_SANDBOX` forces one, or `off`). The permission policy decides *whether* a command runs and at which
-level; this package only enforces the level.
+level; this package only enforces the level. May import what safety/ may.
 
     launch = confine(argv, env, cwd, Confinement("workspace-write", root))
     try:

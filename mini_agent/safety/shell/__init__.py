@@ -3,7 +3,8 @@
     from mini_agent.safety.shell import classify
     classify("git status && rm -rf ~", workspace).kind   # "destructive"
 
-tree-sitter-bash is imported on the first call to `classify`, never when this package is imported.
+tree-sitter-bash is imported on the first call to `classify`, never when this package is imported. May import
+what safety/ may.
 """
 
 from mini_agent.safety.shell.classify import Classification, Part, classify

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mini_agent.context import is_injected
+from mini_agent.context.blocks import is_injected
 from mini_agent.tools.base import truncate_middle
 
 SUMMARY_SYSTEM = (

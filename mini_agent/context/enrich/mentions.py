@@ -15,8 +15,8 @@ from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
-from mini_agent.context import P0, ContextBlock, Enricher, Skip, TurnInput
-from mini_agent.xmltext import escape
+from mini_agent.context.blocks import P0, ContextBlock, Enricher, Skip, TurnInput
+from mini_agent.context.xmltext import escape
 
 MAX_MENTIONS = 10
 """Mentions read per message: every block is P0 (never dropped), so a pasted list of paths must not flood."""

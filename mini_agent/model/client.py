@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ProviderError
 from mini_agent.events import Emit, ReplyDiscarded, TextDelta
-from mini_agent.provider.discovery import LOOKUP_TIMEOUT, Discovery, discover
-from mini_agent.provider.endpoints import family_of
-from mini_agent.provider.faults import EndpointAnswer, backoff, classify
-from mini_agent.provider.replies import Reply, Request, reply_from
+from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
+from mini_agent.model.endpoints import family_of
+from mini_agent.model.faults import EndpointAnswer, backoff, classify
+from mini_agent.model.replies import Reply, Request, reply_from
 from mini_agent.settings import Settings
 
 DISCOVERY_WAIT = 8.0
@@ -202,7 +202,7 @@ class AnthropicProvider:
             "content-type", "event-stream"
         ):
             return self._reply(_json_answer(response.read()), emit)
-        from mini_agent.provider.assembly import StreamAssembly
+        from mini_agent.model.assembly import StreamAssembly
 
         assembly = StreamAssembly()
         # The SDK's own decoder splits the events; they are read raw rather than through the SDK's iterator,

@@ -1,7 +1,7 @@
 """Enrichers: read the user's message and add what it points at (files, dates, earlier objects, URLs).
 
 Each enricher lives in its own module and is imported only when the agent asks for the list, so importing
-this package stays cheap.
+this package stays cheap. May import what context/ may.
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mini_agent.context import Enricher
+    from mini_agent.context.blocks import Enricher
 
 
 def default_enrichers() -> list[Enricher]:
     """The built-in enrichers, in the order their blocks appear beside the message."""
-    from mini_agent.enrich.mentions import mentions
-    from mini_agent.enrich.references import references
-    from mini_agent.enrich.timeexpr import time_expressions
-    from mini_agent.enrich.urls import urls
+    from mini_agent.context.enrich.mentions import mentions
+    from mini_agent.context.enrich.references import references
+    from mini_agent.context.enrich.timeexpr import time_expressions
+    from mini_agent.context.enrich.urls import urls
 
     return [mentions, time_expressions, references, urls]

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mini_agent.provider.endpoints import accepts_unknown_blocks, wants_thinking_back
-from mini_agent.usage import Usage
+from mini_agent.model.endpoints import accepts_unknown_blocks, wants_thinking_back
+from mini_agent.model.usage import Usage
 
 KNOWN_BLOCKS = frozenset(
     {

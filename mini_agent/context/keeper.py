@@ -11,19 +11,19 @@ import json
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from mini_agent.compaction import Compactor, Report
-from mini_agent.context import Ledger, TurnInput
-from mini_agent.events import Compacted, ContextInjected, Emit, Notice
-from mini_agent.injection import ContextEngine, TurnTrace
+from mini_agent.compaction import Compactor
+from mini_agent.context.blocks import Ledger, TurnInput
+from mini_agent.context.injection import ContextEngine, TurnTrace
+from mini_agent.context.tokens import TOKENIZER, ConversationSize, count, count_messages
+from mini_agent.events import Compacted, CompactionReport, ContextInjected, Emit, Notice
+from mini_agent.model.usage import Usage
 from mini_agent.session import Session
 from mini_agent.settings import Settings
-from mini_agent.tokens import TOKENIZER, ConversationSize, count, count_messages
-from mini_agent.usage import Usage
 
 if TYPE_CHECKING:
-    from mini_agent.agent import Agent
+    from mini_agent.model import Provider
 
 MAX_FAILED_COMPACTIONS = 3
 KEEP_SHARE = 0.5
@@ -113,10 +113,10 @@ class ContextKeeper:
         report = self._compact(session, "overflow", emit, target=self.measure(session) // 2)
         return report.after < report.before
 
-    def compact_now(self, session: Session, emit: Emit, focus: str | None = None) -> Report:
+    def compact_now(self, session: Session, emit: Emit, focus: str | None = None) -> CompactionReport:
         """Manual compaction (`/compact [focus]`): summarise whatever is older than the latest exchange."""
         if not session.messages:
-            report = Report("manual", 0, error="the conversation is empty")
+            report = CompactionReport("manual", 0, error="the conversation is empty")
             emit(Compacted(report))
             return report
         return self._compact(session, "manual", emit, focus=focus)
@@ -128,7 +128,7 @@ class ContextKeeper:
 
     def _compact(
         self, session: Session, trigger: str, emit: Emit, target: int | None = None, focus: str | None = None
-    ) -> Report:
+    ) -> CompactionReport:
         threshold = self.threshold() or self.window()
         goal = int(threshold * KEEP_SHARE)
         target = min(goal, target) if target is not None else goal
@@ -176,12 +176,23 @@ def overhead_tokens(system: list[dict], tools: list[dict]) -> int:
     return count("\n".join(block["text"] for block in system)) + count(json.dumps(tools))
 
 
-def minimal_keeper(agent: Agent) -> ContextKeeper:
+class KeeperHost(Protocol):
+    """What a keeper needs of the agent it serves (the agent imports this module, not the reverse)."""
+
+    settings: Settings
+    provider: Provider
+
+    def input_window(self) -> int: ...
+
+    def overhead(self) -> int: ...
+
+
+def minimal_keeper(agent: KeeperHost) -> ContextKeeper:
     """Piped input as the only context source, no enrichers; compaction per the settings (library use, tests)."""
-    from mini_agent.gather import Gatherer
+    from mini_agent.context.gather import Gatherer
 
     settings = agent.settings
-    from mini_agent.sources import default_sources
+    from mini_agent.context.sources import default_sources
 
     piped = [source for source in default_sources() if source.name == "stdin"]
     return ContextKeeper(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mini_agent.provider.faults import StreamCut
+from mini_agent.model.faults import StreamCut
 
 _IMPLIED_BLOCKS = {
     "text_delta": lambda: {"type": "text", "text": ""},

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from mini_agent._git_state import git_state
-from mini_agent.context import P0, P1, P2, Skip, Source, TurnInput
+from mini_agent.context.blocks import P0, P1, P2, Skip, Source, TurnInput
+from mini_agent.context.git_state import git_state
 
 INSTRUCTIONS_CAP = 32 * 1024
 """Bytes of instruction-file content per turn, all files together (Codex's project_doc_max_bytes)."""

@@ -1,5 +1,5 @@
 """Talking to the model: requests and replies, the endpoint families, what an endpoint says about itself, the
-assembly of a streamed reply, and what a failure means.
+assembly of a streamed reply, what a failure means, and what the tokens cost.
 
     replies.py    Request, Reply, and a reply in any server's shape made fit for the transcript
     client.py     the Provider protocol and AnthropicProvider (the official SDK)
@@ -7,6 +7,12 @@ assembly of a streamed reply, and what a failure means.
     faults.py     a failure classified: retry, compact, or one clear line
     endpoints.py  presets (--provider) and endpoint families
     discovery.py  the context window and default model an endpoint reports
+    messages.py   helpers over message params (the API's own shapes), the moving cache breakpoint
+    usage.py      token usage as the API reports it, summed over requests
+    pricing.py    prices per model for /cost and the status line
+
+May import: errors, events (what a stream emits), settings, prompt (system_hint). Never context/, tools/,
+safety/, ui/ or the agent. The SDK is imported on first use, never when this package is.
 """
 
 from __future__ import annotations
@@ -14,8 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mini_agent.provider.client import AnthropicProvider, Provider
-    from mini_agent.provider.replies import Reply, Request
+    from mini_agent.model.client import AnthropicProvider, Provider
+    from mini_agent.model.replies import Reply, Request
 
 __all__ = ["AnthropicProvider", "Provider", "Reply", "Request"]
 _HOMES = {"AnthropicProvider": "client", "Provider": "client", "Reply": "replies", "Request": "replies"}

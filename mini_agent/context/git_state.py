@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_agent.context import Skip, TurnInput
+from mini_agent.context.blocks import Skip, TurnInput
 from mini_agent.tools._process import child_environment
 
 GIT_TIMEOUT = 2.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from mini_agent.context import P0, ContextBlock, Ledger, TurnInput, fit
-from mini_agent.gather import Gatherer, Outcome
+from mini_agent.context.blocks import P0, ContextBlock, Ledger, TurnInput, fit
+from mini_agent.context.gather import Gatherer, Outcome
 
 Placed = Literal["injected", "unchanged", "dropped"]
 

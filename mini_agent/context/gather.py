@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from mini_agent import tokens
-from mini_agent.context import ContextBlock, Enricher, Skip, Source, TurnInput
+from mini_agent.context import tokens
+from mini_agent.context.blocks import ContextBlock, Enricher, Skip, Source, TurnInput
 
 Status = Literal["applied", "cached", "skipped", "failed", "timeout"]
 DEFAULT_TIMEOUT = 0.5
