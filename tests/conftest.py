@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,10 @@ from fake_api import FakeAnthropicAPI  # noqa: E402
 from support import BIN, TEST_KEY  # noqa: E402
 
 from mini_agent.settings import Settings  # noqa: E402
+
+# A shell starts background jobs with SIGINT ignored, and children inherit that: the Ctrl-C tests would then
+# signal processes that cannot hear it. With a handler installed here, every child starts with the default.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Nothing in the test suite may reach a real model: no real key, and an unreachable loopback default.
 for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL"):
