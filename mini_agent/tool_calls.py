@@ -5,9 +5,11 @@ failures in a row mark a tool degraded in the system prompt)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.events import HintChanged, ToolFinished, ToolStarted
@@ -124,7 +126,12 @@ class ToolCalls:
     def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
         self._track_health(tool.name, result)
         self.agent._calls.append(self.agent.secrets.mask(call_line(tool.name, arguments, result)))
-        self.agent.keeper.engine.tool_ran(tool.risk)
+        self.agent.keeper.engine.tool_ran(tool.risk, self._written(tool, arguments))
+
+    def _written(self, tool: Tool, arguments: dict) -> Path | None:
+        """The file a write tool changed (write_file, edit_file), so the context sources that read it re-read it."""
+        path = arguments.get("path") if tool.risk == "write" else None
+        return self.agent.ctx.cwd / os.path.expanduser(path) if isinstance(path, str) else None
 
     def _track_health(self, name: str, result: ToolResult) -> None:
         """Three network failures in a row mark a tool degraded in segment 3; any other outcome clears it."""

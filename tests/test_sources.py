@@ -428,4 +428,7 @@ def test_default_sources_order_and_settings():
         ("recent_activity", P2, 0, True),
     ]
     assert sources[3].stale_after == frozenset({"write", "exec"})
-    assert all(not s.stale_after for s in sources if s.name != "git_state")
+    assert sources[1].stale_after == sources[4].stale_after == frozenset({"exec"})
+    assert sources[1].watched_names == frozenset({"AGENTS.md", "CLAUDE.md"})
+    assert sources[4].watched_names == frozenset({"memory.md"})
+    assert all(not s.stale_after for s in sources if s.name not in ("git_state", "project_instructions", "user_memory"))

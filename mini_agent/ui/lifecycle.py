@@ -106,6 +106,7 @@ class SessionLifecycle:
             return [report.problem]
         if self.writer is not None:
             self.writer.write({"type": UNDONE})
+        agent.keeper.engine.gatherer.forget()  # the restored files may include AGENTS.md or memory.md
         notice = undo_notice(report)
         if notice:
             agent.notes.append(system_hint("undo", notice))
