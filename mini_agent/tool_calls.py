@@ -101,7 +101,11 @@ class ToolCalls:
             self.agent.before_change()
         self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
-        result = self._execute(tool, arguments, confinement)
+        try:
+            result = self._execute(tool, arguments, confinement)
+        except KeyboardInterrupt as exc:
+            self._interrupted([call], tool, started, getattr(exc, "output", ""))
+            raise
         self._results[call["id"]] = result
         self._after_tool(tool, arguments, result)
         self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
@@ -117,11 +121,22 @@ class ToolCalls:
             self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
         futures = [self._pool.submit(self._execute, tool, arguments) for _, tool, arguments in batch]
-        for (call, tool, arguments), future in zip(batch, futures, strict=True):
-            result = future.result()
+        for index, ((call, tool, arguments), future) in enumerate(zip(batch, futures, strict=True)):
+            try:
+                result = future.result()
+            except KeyboardInterrupt:
+                self._interrupted([item[0] for item in batch[index:]], tool, started, "")
+                raise
             self._results[call["id"]] = result
             self._after_tool(tool, arguments, result)
             self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+
+    def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str) -> None:
+        """Ctrl-C stopped these running calls: the model hears how long they ran and what they printed, not "Not
+        run", since a command killed half-way may have changed things."""
+        text = interrupted_text(tool.risk, time.monotonic() - started, output)
+        for call in calls:
+            self._results[call["id"]] = ToolResult(self.agent.secrets.mask(text), is_error=True)
 
     def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
         self._track_health(tool.name, result)
@@ -176,3 +191,13 @@ def call_line(name: str, arguments: dict, result: ToolResult) -> str:
         shown = shown[:117] + "..."
     outcome = "error: " + result.content.splitlines()[0][:80] if result.is_error and result.content else "ok"
     return f"{name} {shown} -> {outcome}"
+
+
+def interrupted_text(risk: str, seconds: float, output: str) -> str:
+    shown = f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
+    what = "the command and every process it started were killed" if risk == "exec" else "the call was abandoned"
+    text = (
+        f"Interrupted after {shown} s: the user pressed Ctrl-C and {what}. It may have done part of its work; "
+        "check its effects before running it again."
+    )
+    return f"{text}\nOutput so far:\n{output}" if output.strip() else text
