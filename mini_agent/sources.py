@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from mini_agent._git_state import git_state
+from mini_agent.call_lines import FAILED
 from mini_agent.context import P0, P1, P2, Skip, Source, TurnInput
 
 INSTRUCTIONS_CAP = 32 * 1024
@@ -183,8 +184,14 @@ def user_memory(inp: TurnInput) -> str:
 def recent_activity(inp: TurnInput) -> str:
     if not inp.recent_calls:
         raise Skip("no tool calls yet")
-    lines = [f"- {call}" for call in inp.recent_calls[-RECENT_CALLS_SHOWN:]]
-    return "\n".join(["Recent tool calls (oldest first):", *lines])
+    shown = inp.recent_calls[-RECENT_CALLS_SHOWN:]
+    lines = ["Recent tool calls, oldest first (local time, call, outcome, duration):", *(f"- {c}" for c in shown)]
+    if any(FAILED in call for call in shown):
+        lines.append(
+            "Calls marked failed did not work: do not repeat one unchanged; read its error and change the approach "
+            "or the input first."
+        )
+    return "\n".join(lines)
 
 
 def stdin(inp: TurnInput) -> str:

@@ -4,14 +4,15 @@ failures in a row mark a tool degraded in the system prompt)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mini_agent.call_lines import call_line, interrupted_text
 from mini_agent.events import HintChanged, ToolFinished, ToolStarted
 from mini_agent.messages import tool_result, tool_uses
 from mini_agent.prompt import system_hint
@@ -107,8 +108,9 @@ class ToolCalls:
             self._interrupted([call], tool, started, getattr(exc, "output", ""))
             raise
         self._results[call["id"]] = result
-        self._after_tool(tool, arguments, result)
-        self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+        seconds = time.monotonic() - started
+        self._after_tool(tool, arguments, result, seconds)
+        self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
 
     def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
         if len(batch) <= 1:
@@ -128,8 +130,9 @@ class ToolCalls:
                 self._interrupted([item[0] for item in batch[index:]], tool, started, "")
                 raise
             self._results[call["id"]] = result
-            self._after_tool(tool, arguments, result)
-            self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+            seconds = time.monotonic() - started
+            self._after_tool(tool, arguments, result, seconds)
+            self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
 
     def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str) -> None:
         """Ctrl-C stopped these running calls: the model hears how long they ran and what they printed, not "Not
@@ -138,9 +141,10 @@ class ToolCalls:
         for call in calls:
             self._results[call["id"]] = ToolResult(self.agent.secrets.mask(text), is_error=True)
 
-    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
+    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult, seconds: float) -> None:
         self._track_health(tool.name, result)
-        self.agent._calls.append(self.agent.secrets.mask(call_line(tool.name, arguments, result)))
+        line = call_line(tool.name, arguments, result, datetime.now().astimezone(), seconds)
+        self.agent._calls.append(self.agent.secrets.mask(line))
         self.agent.keeper.engine.tool_ran(tool.risk, self._written(tool, arguments))
 
     def _written(self, tool: Tool, arguments: dict) -> Path | None:
@@ -182,22 +186,3 @@ class ToolCalls:
             for c in calls
         ]
         self.agent.session.append({"role": "user", "content": blocks})
-
-
-def call_line(name: str, arguments: dict, result: ToolResult) -> str:
-    """A tool call as one line for the recent-activity block: what ran and how it went."""
-    shown = json.dumps(arguments, ensure_ascii=False)
-    if len(shown) > 120:
-        shown = shown[:117] + "..."
-    outcome = "error: " + result.content.splitlines()[0][:80] if result.is_error and result.content else "ok"
-    return f"{name} {shown} -> {outcome}"
-
-
-def interrupted_text(risk: str, seconds: float, output: str) -> str:
-    shown = f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
-    what = "the command and every process it started were killed" if risk == "exec" else "the call was abandoned"
-    text = (
-        f"Interrupted after {shown} s: the user pressed Ctrl-C and {what}. It may have done part of its work; "
-        "check its effects before running it again."
-    )
-    return f"{text}\nOutput so far:\n{output}" if output.strip() else text
