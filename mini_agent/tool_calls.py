@@ -144,7 +144,9 @@ class ToolCalls:
     def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult, seconds: float) -> None:
         self._track_health(tool.name, result)
         line = call_line(tool.name, arguments, result, datetime.now().astimezone(), seconds)
-        self.agent._calls.append(self.agent.secrets.mask(line))
+        line = self.agent.secrets.mask(line)
+        self.agent._calls.append(line)
+        self.agent.session.record_call(line)
         self.agent.keeper.engine.tool_ran(tool.risk, self._written(tool, arguments))
 
     def _written(self, tool: Tool, arguments: dict) -> Path | None:

@@ -90,6 +90,11 @@ def recent_calls(entries: list[dict], registry: ToolRegistry, limit: int) -> lis
     from mini_agent.call_lines import call_line
     from mini_agent.tools.base import ToolError, ToolResult
 
+    logged = [entry["line"] for entry in entries if entry["type"] == "activity"]
+    if logged:
+        return logged[-limit:]
+    # Files written before the lines were logged: rebuilt from the calls and results, without times.
+
     results: dict[str, dict] = {}
     messages = [entry["message"] for entry in entries if entry["type"] == "message"]
     for message in messages:
