@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted
+from mini_agent.errors import ContextOverflow, MiniAgentError, ProviderError, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, Event, Notice, ReplyDiscarded, TextDelta
 from mini_agent.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
 from mini_agent.prompt import build_system
@@ -120,6 +120,11 @@ class Agent:
                     continue
                 return replace(self._finish(reply, calls, step, usage), trace=trace)
             raise StepLimitReached(self.settings.max_steps)
+        except TurnAborted:
+            raise
+        except MiniAgentError as exc:
+            self.session.record_error(_error_kind(exc), self.secrets.mask(str(exc)))
+            raise
         except KeyboardInterrupt:
             self._keep_partial()
             self.tool_calls.settle_dangling("Not run: the user interrupted the turn.")
@@ -266,3 +271,11 @@ class Agent:
     @mode.setter
     def mode(self, mode: str) -> None:
         self.gate.mode = mode
+
+
+def _error_kind(exc: MiniAgentError) -> str:
+    if isinstance(exc, ContextOverflow):
+        return "overflow"
+    if isinstance(exc, StepLimitReached):
+        return "step_limit"
+    return "api" if isinstance(exc, ProviderError) else "error"

@@ -17,6 +17,8 @@ from mini_agent.messages import MessageParam
 from mini_agent.usage import Usage
 
 SUMMARY_HINT = "context_summary"
+ERROR_CHARS = 1000
+"""An error entry stays short, so a listing finds it within the last few KiB of the file."""
 
 Sink = Callable[[dict], None]
 
@@ -82,6 +84,11 @@ class Session:
         self.usage = self.usage + usage
         self.last_usage = usage
         self._log({"type": "usage", "usage": usage.to_dict()})
+
+    def record_error(self, kind: str, message: str) -> None:
+        """An error ended the turn (`kind`: api, step_limit, overflow, error): kept so a resumed session and the
+        listing can say why the last turn stopped."""
+        self._log({"type": "turn_error", "kind": kind, "message": message[:ERROR_CHARS]})
 
     def record_call(self, line: str) -> None:
         """A tool call's recent-activity line (with its time), so a resumed session shows the very same block."""

@@ -119,3 +119,25 @@ def test_a_reply_cut_before_any_text_is_marked_and_the_next_prompt_is_a_message_
         {"type": "text", "text": "[The user interrupted with Ctrl-C before this reply began.]"}
     ]
     assert messages[2]["content"][0]["text"] == "never mind"
+
+
+def test_continue_shows_the_last_exchange_before_the_prompt(run_cli, api, tmp_path):
+    api.script(answer("Apples are red."), answer("Pears are green.\nAnd sweet."), answer("Plums next."))
+    assert run_cli(["-p", "what colour are apples?"], api).returncode == 0
+    assert run_cli(["-p", "and pears?", "--continue"], api).returncode == 0
+    child = spawn(api, tmp_path, "--continue")
+    child.expect("Continuing session")
+    child.expect("› what colour are apples\\?")
+    child.expect("Apples are red.")
+    child.expect("› and pears\\?")
+    child.expect("Pears are green.")
+    child.expect("And sweet.")
+    child.expect(PROMPT)
+    child.sendline("plums?")
+    child.expect("Plums next.")
+    child.expect(PROMPT)
+    child.sendline("/resume")
+    child.expect("No other session")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
