@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from mini_agent.keeper import ContextKeeper
 
 RECENT_CALLS = 8
+OVERFLOW_ADVICE = (
+    "Compaction could not make the conversation any smaller: what is left is this turn's own message and "
+    "context. Start a new conversation (/clear in the interactive session, or a run without --continue), switch "
+    "to a model with a bigger context window, or attach less: a shorter file or @mention, less piped input."
+)
 INTERRUPTED_REPLY = "[The user interrupted this reply with Ctrl-C; it was cut here.]"
 INTERRUPTED_BEFORE_REPLY = "[The user interrupted with Ctrl-C before this reply began.]"
 
@@ -172,9 +177,9 @@ class Agent:
         try:
             try:
                 reply = self.provider.complete(self.request(), self.emit)
-            except ContextOverflow:
+            except ContextOverflow as exc:
                 if not self.keeper.overflowed(self.session, self.emit):
-                    raise
+                    raise ContextOverflow(f"{exc} {OVERFLOW_ADVICE}") from None
                 self._streamed = []
                 reply = self.provider.complete(self.request(), self.emit)
         except KeyboardInterrupt:

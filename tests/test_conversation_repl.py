@@ -7,7 +7,7 @@ import json
 import re
 import time
 
-from fake_api import answer, tool_use
+from fake_api import answer, failure, tool_use
 from support import alive, process_running
 from test_interactive import finish, spawn
 
@@ -141,3 +141,30 @@ def test_continue_shows_the_last_exchange_before_the_prompt(run_cli, api, tmp_pa
     child.expect(PROMPT)
     child.sendcontrol("d")
     assert finish(child) == 0
+
+
+def test_an_overflow_compaction_cannot_fix_says_what_to_do_without_the_program_prefix(api, tmp_path):
+    too_long = "prompt is too long: 250000 tokens > 200000 maximum"
+    api.script(failure(400, "invalid_request_error", too_long), answer("Fresh and small."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("summarise everything")
+    child.expect("The conversation is too long")
+    assert "mini-agent:" not in child.before.splitlines()[-1]
+    child.expect("Compaction could not make the conversation any smaller")
+    child.expect("/clear")
+    child.expect("bigger context window")
+    child.expect("attach less")
+    child.expect(PROMPT)
+    child.sendline("/clear")
+    child.expect("New conversation.")
+    child.expect(PROMPT)
+    child.sendline("hello")
+    child.expect("Fresh and small.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    session = sorted((tmp_path / "mini-agent-home" / "sessions").glob("*/*.jsonl"))
+    logged = [json.loads(line) for path in session for line in path.read_text().splitlines()[1:]]
+    (error,) = [entry for entry in logged if entry["type"] == "turn_error"]
+    assert error["kind"] == "overflow" and "/clear" in error["message"]

@@ -95,7 +95,9 @@ class Repl:
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
-            self.console.print(f"[red]mini-agent: {_escape(self.settings.secret_set.mask(str(exc)))}[/]")
+            # No "mini-agent:" prefix here: in the session it is plain whose words these are, and the advice
+            # the error carries (/clear, a bigger window) is for this very prompt.
+            self.console.print(f"[red]{_escape(self.settings.secret_set.mask(str(exc)))}[/]")
         finally:
             warning = self.sessions.after_turn()
             if warning:
