@@ -168,3 +168,29 @@ def test_an_overflow_compaction_cannot_fix_says_what_to_do_without_the_program_p
     logged = [json.loads(line) for path in session for line in path.read_text().splitlines()[1:]]
     (error,) = [entry for entry in logged if entry["type"] == "turn_error"]
     assert error["kind"] == "overflow" and "/clear" in error["message"]
+
+
+def test_remember_and_memory_add_append_to_the_user_memory_file_shown_in_context_and_the_next_request(api, tmp_path):
+    api.script(answer("Tabs it is, and tea."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("remember that I prefer tabs")
+    child.expect("Saved to .*memory.md")
+    child.expect("I prefer tabs")
+    child.expect(PROMPT)
+    child.sendline("/memory add 记住 I drink tea")
+    child.expect("Saved to")
+    child.expect(PROMPT)
+    child.sendline("/context")
+    child.expect(r"user memory: 2 line\(s\) in .*memory.md")
+    child.expect(PROMPT)
+    child.sendline("what do I like?")
+    child.expect("Tabs it is, and tea.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    memory = (tmp_path / "mini-agent-home" / "memory.md").read_text()
+    assert memory == "- I prefer tabs\n- 记住 I drink tea\n"
+    (request,) = api.message_requests  # the notes themselves were not sent to the model as turns
+    assert [m["content"][0]["text"] for m in request["messages"]] == ["what do I like?"]
+    assert "- I prefer tabs\n- 记住 I drink tea" in context_text(request, "user_memory")[-1]
