@@ -149,7 +149,7 @@ def test_input_history_persists_between_sessions(api, tmp_path):
     api.script(answer("One."))
     child = spawn(api, tmp_path)
     child.expect(PROMPT)
-    child.sendline("remember this line")
+    child.sendline("keep this line in the history")
     child.expect("One.")
     child.expect(PROMPT)
     child.sendcontrol("d")
@@ -164,7 +164,7 @@ def test_input_history_persists_between_sessions(api, tmp_path):
     child.expect(PROMPT)
     child.sendcontrol("d")
     assert finish(child) == 0
-    assert typed_turns(api.message_requests[-1]) == ["remember this line"]
+    assert typed_turns(api.message_requests[-1]) == ["keep this line in the history"]
 
 
 def test_model_clear_and_resume_commands(api, tmp_path):
