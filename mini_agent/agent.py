@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mini_agent.errors import ContextOverflow, StepLimitReached, TurnAborted
-from mini_agent.events import AssistantMessage, Emit, Notice
+from mini_agent.errors import ContextOverflow, MiniAgentError, ProviderError, StepLimitReached, TurnAborted
+from mini_agent.events import AssistantMessage, Emit, Event, Notice, ReplyDiscarded, TextDelta
 from mini_agent.model import Provider, Reply, Request
 from mini_agent.model.client import DISCOVERY_WAIT
 from mini_agent.model.discovery import Discovery
@@ -23,10 +23,19 @@ from mini_agent.tools._pending import sweep
 from mini_agent.tools.base import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from mini_agent.context.injection import TurnTrace
     from mini_agent.context.keeper import ContextKeeper
 
 RECENT_CALLS = 8
+OVERFLOW_ADVICE = (
+    "Compaction could not make the conversation any smaller: what is left is this turn's own message and "
+    "context. Start a new conversation (/clear in the interactive session, or a run without --continue), switch "
+    "to a model with a bigger context window, or attach less: a shorter file or @mention, less piped input."
+)
+INTERRUPTED_REPLY = "[The user interrupted this reply with Ctrl-C; it was cut here.]"
+INTERRUPTED_BEFORE_REPLY = "[The user interrupted with Ctrl-C before this reply began.]"
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,9 @@ class Agent:
         self.session, self.ctx, self.static_prompt = session, ctx, static_prompt
         self.secrets = ctx.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
         """The session's known secrets: masked in every tool result and event, and never sent out without a yes."""
-        self.emit: Emit = lambda event: emit(self.secrets.mask_event(event))
+        self._emit = emit
+        self._streamed: list[str] | None = None
+        """The text of the reply being streamed; None when no request is out (see `_keep_partial`)."""
         self._system: tuple[dict, list[dict]] | None = None
         self._overhead: tuple[list[dict], int] | None = None
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
@@ -80,6 +91,14 @@ class Agent:
         if keeper is None:
             from mini_agent.context.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)
+
+    def emit(self, event: Event) -> None:
+        if self._streamed is not None:
+            if isinstance(event, TextDelta):
+                self._streamed.append(event.text)
+            elif isinstance(event, ReplyDiscarded):
+                self._streamed.clear()  # a retry streams the reply again from the start
+        self._emit(self.secrets.mask_event(event))
 
     def run_turn(self, text: str, stdin: str | None = None) -> TurnResult:
         """One user turn, at most max_steps model requests; Ctrl-C becomes TurnAborted with the transcript valid.
@@ -108,9 +127,26 @@ class Agent:
                     continue
                 return replace(self._finish(reply, calls, step, usage), trace=trace)
             raise StepLimitReached(self.settings.max_steps)
+        except TurnAborted:
+            raise
+        except MiniAgentError as exc:
+            self.session.record_error(_error_kind(exc), self.secrets.mask(str(exc)))
+            raise
         except KeyboardInterrupt:
+            self._keep_partial()
             self.tool_calls.settle_dangling("Not run: the user interrupted the turn.")
             raise TurnAborted() from None
+        finally:
+            self._streamed = None
+
+    def _keep_partial(self) -> None:
+        """A reply cut by Ctrl-C stays in the conversation as far as it got, marked, so the model knows what the
+        user saw and the next prompt starts a user message of its own."""
+        if self._streamed is None:
+            return  # not waiting for a reply: the interrupt came between steps or during a tool
+        partial = "".join(self._streamed).rstrip()
+        text = f"{partial}\n\n{INTERRUPTED_REPLY}" if partial else INTERRUPTED_BEFORE_REPLY
+        self.session.append({"role": "assistant", "content": [{"type": "text", "text": text}]})
 
     def forget(self) -> None:
         """A clean slate for a new conversation (/clear): the files read and their stamps (so an edit needs a fresh
@@ -139,12 +175,22 @@ class Agent:
 
     def _complete(self) -> Reply:
         """One model request; "prompt is too long" compacts the conversation and tries once more."""
+        self._streamed = []
         try:
-            return self.provider.complete(self.request(), self.emit)
-        except ContextOverflow:
-            if not self.keeper.overflowed(self.session, self.emit):
-                raise
-            return self.provider.complete(self.request(), self.emit)
+            try:
+                reply = self.provider.complete(self.request(), self.emit)
+            except ContextOverflow as exc:
+                if not self.keeper.overflowed(self.session, self.emit):
+                    raise ContextOverflow(f"{exc} {OVERFLOW_ADVICE}") from None
+                self._streamed = []
+                reply = self.provider.complete(self.request(), self.emit)
+        except KeyboardInterrupt:
+            raise  # what streamed so far stays for `_keep_partial`
+        except BaseException:
+            self._streamed = None
+            raise
+        self._streamed = None
+        return reply
 
     def _endpoint_notices(self) -> None:
         """What the endpoint said about itself that the human must know (e.g. a window too small), once."""
@@ -169,9 +215,10 @@ class Agent:
     def _endpoint(self) -> Discovery:
         return self.provider.discovery(wait=DISCOVERY_WAIT)
 
-    def tool_ran(self, line: str, risk: str) -> None:
+    def tool_ran(self, line: str, risk: str, written: Path | None) -> None:
         self._calls.append(line)
-        self.keeper.engine.tool_ran(risk)
+        self.session.record_call(line)
+        self.keeper.engine.tool_ran(risk, written)
 
     def overhead(self) -> int:
         """Tokens of system prompt and tools, counted once per system-prompt change."""
@@ -236,3 +283,11 @@ class Agent:
     @mode.setter
     def mode(self, mode: str) -> None:
         self.gate.mode = mode
+
+
+def _error_kind(exc: MiniAgentError) -> str:
+    if isinstance(exc, ContextOverflow):
+        return "overflow"
+    if isinstance(exc, StepLimitReached):
+        return "step_limit"
+    return "api" if isinstance(exc, ProviderError) else "error"

@@ -17,6 +17,8 @@ from mini_agent.model.messages import MessageParam
 from mini_agent.model.usage import Usage
 
 SUMMARY_HINT = "context_summary"
+ERROR_CHARS = 1000
+"""An error entry stays short, so a listing finds it within the last few KiB of the file."""
 
 Sink = Callable[[dict], None]
 
@@ -35,7 +37,7 @@ class Session:
     instructions: list[str] = field(default_factory=list)
     """Every explicit instruction the user typed, verbatim, in order: compaction must keep them all."""
     log: list[dict] = field(default_factory=list)
-    """Append-only record: "message", "usage", "hints" and "compaction" entries, in the order they happened."""
+    """Append-only record: "message", "usage", "hints", "activity" and "compaction" entries, in order."""
     compactions: int = 0
     _sink: Sink | None = field(default=None, init=False, repr=False, compare=False)
     _logged_hints: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -82,6 +84,15 @@ class Session:
         self.usage = self.usage + usage
         self.last_usage = usage
         self._log({"type": "usage", "usage": usage.to_dict()})
+
+    def record_error(self, kind: str, message: str) -> None:
+        """An error ended the turn (`kind`: api, step_limit, overflow, error): kept so a resumed session and the
+        listing can say why the last turn stopped."""
+        self._log({"type": "turn_error", "kind": kind, "message": message[:ERROR_CHARS]})
+
+    def record_call(self, line: str) -> None:
+        """A tool call's recent-activity line (with its time), so a resumed session shows the very same block."""
+        self._log({"type": "activity", "line": line})
 
     def _append(self, message: MessageParam, extra: dict) -> None:
         if self.hints != self._logged_hints:

@@ -4,13 +4,16 @@ failures in a row mark a tool degraded in the system prompt)."""
 
 from __future__ import annotations
 
-import json
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from mini_agent.context.call_lines import call_line, interrupted_text
 from mini_agent.events import Emit, HintChanged, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.prompt import system_hint
@@ -36,8 +39,9 @@ class ToolHost(Protocol):
     emit: Emit
     before_change: Callable[[], None] | None
 
-    def tool_ran(self, line: str, risk: str) -> None:
-        """A call finished: `line` for the recent-activity block, `risk` for the context sources it may stale."""
+    def tool_ran(self, line: str, risk: str, written: Path | None) -> None:
+        """A call finished: `line` for the recent-activity block; `risk` and the file it `written` tell which
+        context sources it may have made stale."""
 
 
 class ToolCalls:
@@ -117,10 +121,15 @@ class ToolCalls:
             self.agent.before_change()
         self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
-        result = self._execute(tool, arguments, confinement)
+        try:
+            result = self._execute(tool, arguments, confinement)
+        except KeyboardInterrupt as exc:
+            self._interrupted([call], tool, started, getattr(exc, "output", ""))
+            raise
         self._results[call["id"]] = result
-        self._after_tool(tool, arguments, result)
-        self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+        seconds = time.monotonic() - started
+        self._after_tool(tool, arguments, result, seconds)
+        self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
 
     def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
         if len(batch) <= 1:
@@ -133,15 +142,33 @@ class ToolCalls:
             self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()
         futures = [self._pool.submit(self._execute, tool, arguments) for _, tool, arguments in batch]
-        for (call, tool, arguments), future in zip(batch, futures, strict=True):
-            result = future.result()
+        for index, ((call, tool, arguments), future) in enumerate(zip(batch, futures, strict=True)):
+            try:
+                result = future.result()
+            except KeyboardInterrupt:
+                self._interrupted([item[0] for item in batch[index:]], tool, started, "")
+                raise
             self._results[call["id"]] = result
-            self._after_tool(tool, arguments, result)
-            self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, time.monotonic() - started))
+            seconds = time.monotonic() - started
+            self._after_tool(tool, arguments, result, seconds)
+            self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
 
-    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult) -> None:
+    def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str) -> None:
+        """Ctrl-C stopped these running calls: the model hears how long they ran and what they printed, not "Not
+        run", since a command killed half-way may have changed things."""
+        text = interrupted_text(tool.risk, time.monotonic() - started, output)
+        for call in calls:
+            self._results[call["id"]] = ToolResult(self.agent.secrets.mask(text), is_error=True)
+
+    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult, seconds: float) -> None:
         self._track_health(tool.name, result)
-        self.agent.tool_ran(self.agent.secrets.mask(call_line(tool.name, arguments, result)), tool.risk)
+        line = call_line(tool.name, arguments, result, datetime.now().astimezone(), seconds)
+        self.agent.tool_ran(self.agent.secrets.mask(line), tool.risk, self._written(tool, arguments))
+
+    def _written(self, tool: Tool, arguments: dict) -> Path | None:
+        """The file a write tool changed (write_file, edit_file), so the context sources that read it re-read it."""
+        path = arguments.get("path") if tool.risk == "write" else None
+        return self.agent.ctx.cwd / os.path.expanduser(path) if isinstance(path, str) else None
 
     def _track_health(self, name: str, result: ToolResult) -> None:
         """Three network failures in a row mark a tool degraded in segment 3; any other outcome clears it."""
@@ -177,12 +204,3 @@ class ToolCalls:
             for c in calls
         ]
         self.agent.session.append({"role": "user", "content": blocks})
-
-
-def call_line(name: str, arguments: dict, result: ToolResult) -> str:
-    """A tool call as one line for the recent-activity block: what ran and how it went."""
-    shown = json.dumps(arguments, ensure_ascii=False)
-    if len(shown) > 120:
-        shown = shown[:117] + "..."
-    outcome = "error: " + result.content.splitlines()[0][:80] if result.is_error and result.content else "ok"
-    return f"{name} {shown} -> {outcome}"

@@ -132,6 +132,40 @@ def test_sources_are_cached_for_their_ttl_and_invalidated_by_the_tools_that_make
     assert gatherer.gather(turn(cwd=Path("/tmp")))[0][0].text == "state 4"  # another directory, another entry
 
 
+def test_a_write_of_a_watched_file_name_anywhere_invalidates_only_the_sources_that_read_it():
+    reads = {"instructions": 0, "memory": 0}
+
+    def reader(name):
+        def produce(inp):
+            reads[name] += 1
+            return f"{name} {reads[name]}"
+
+        return produce
+
+    sources = [
+        Source("instructions", P0, reader("instructions"), ttl=30, watched_names=frozenset({"AGENTS.md"})),
+        Source("memory", P1, reader("memory"), ttl=60, watched_names=frozenset({"memory.md"})),
+    ]
+    gatherer = Gatherer(sources, [], clock=lambda: 0.0)
+    gatherer.gather(turn())
+    gatherer.invalidate("write", Path("/project/src/notes.md"))
+    gatherer.gather(turn())
+    assert reads == {"instructions": 1, "memory": 1}
+    gatherer.invalidate("write", Path("/project/sub/AGENTS.md"))
+    blocks, _ = gatherer.gather(turn())
+    assert reads == {"instructions": 2, "memory": 1}
+    gatherer.forget_source("memory")
+    blocks, _ = gatherer.gather(turn())
+    assert [b.text for b in blocks] == ["instructions 2", "memory 2"]
+
+
+def test_instruction_and_memory_sources_are_read_again_after_any_command():
+    from mini_agent.context.sources import default_sources
+
+    stale = {s.name for s in default_sources() if "exec" in s.stale_after}
+    assert {"project_instructions", "user_memory", "git_state"} <= stale
+
+
 def test_enrichers_run_every_turn_and_parallel_sources_do_not_wait_for_each_other():
     started = threading.Barrier(2, timeout=5)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pexpect
@@ -70,6 +71,7 @@ def test_ctrl_c_during_a_command_returns_to_the_prompt_with_the_session_intact(a
     assert finish(child) == 0
     results = api.message_requests[1]["messages"][2]["content"]
     assert results[0]["tool_use_id"] == "slow" and results[0]["is_error"]
+    assert re.match(r"Interrupted after \d+(\.\d)? s: the user pressed Ctrl-C", results[0]["content"])
     typed = [b for b in results[1:] if not b.get("text", "").startswith("<context ")]  # a new minute re-sends the time
     assert [(b["type"], b.get("text")) for b in typed] == [("text", "are you there?")]
 

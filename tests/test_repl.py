@@ -102,9 +102,12 @@ def test_ctrl_c_while_the_answer_streams_returns_to_a_working_prompt(api, tmp_pa
     child.expect(PROMPT)
     child.sendcontrol("d")
     assert finish(child) == 0
-    last = api.message_requests[1]["messages"][-1]  # the interrupted turn's words stay, merged before these
+    cut, last = api.message_requests[1]["messages"][-2:]  # the cut reply stays, and a new user message follows
+    assert cut["role"] == "assistant" and len(cut["content"]) == 1
+    assert cut["content"][0]["text"].startswith("word0 word1 word2 word3")
+    assert cut["content"][0]["text"].endswith("[The user interrupted this reply with Ctrl-C; it was cut here.]")
     typed = [block["text"] for block in last["content"] if not block["text"].startswith("<context")]
-    assert typed == ["talk a lot", "are you there?"]
+    assert last["role"] == "user" and typed == ["are you there?"]
 
 
 def test_multi_line_input_mode_cycling_completion_and_suggestions(api, tmp_path):
@@ -146,7 +149,7 @@ def test_input_history_persists_between_sessions(api, tmp_path):
     api.script(answer("One."))
     child = spawn(api, tmp_path)
     child.expect(PROMPT)
-    child.sendline("remember this line")
+    child.sendline("keep this line in the history")
     child.expect("One.")
     child.expect(PROMPT)
     child.sendcontrol("d")
@@ -161,7 +164,7 @@ def test_input_history_persists_between_sessions(api, tmp_path):
     child.expect(PROMPT)
     child.sendcontrol("d")
     assert finish(child) == 0
-    assert typed_turns(api.message_requests[-1]) == ["remember this line"]
+    assert typed_turns(api.message_requests[-1]) == ["keep this line in the history"]
 
 
 def test_model_clear_and_resume_commands(api, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fake_api import answer
+from fake_api import answer, failure, tool_use
 
 
 def test_a_one_shot_run_is_saved_and_continued_with_its_history(run_cli, api, tmp_path):
@@ -65,3 +65,37 @@ def test_a_session_file_that_cannot_be_written_warns_and_the_run_goes_on(run_cli
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode() == "Answered anyway.\n"
     assert "could not be written" in done.stderr.decode() and "not be resumable" in done.stderr.decode()
+
+
+def session_entries(tmp_path) -> list[dict]:
+    (path,) = (tmp_path / "mini-agent-home" / "sessions").rglob("*.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+
+
+def test_an_api_failure_that_ends_the_turn_is_in_the_session_file_and_continue_says_why(run_cli, api, tmp_path):
+    api.script(*[failure(500, "api_error", "the model server broke") for _ in range(3)], answer("Back."))
+    failed = run_cli(["-p", "do the thing"], api)
+    assert failed.returncode == 1
+    errors = [entry for entry in session_entries(tmp_path) if entry["type"] == "turn_error"]
+    assert len(errors) == 1 and errors[0]["kind"] == "api" and "the model server broke" in errors[0]["message"]
+
+    again = run_cli(["-p", "try again", "--continue"], api)
+    assert again.returncode == 0, again.stderr
+    said = again.stderr.decode()
+    assert "› do the thing" in said and "The turn stopped: " in said and "the model server broke" in said
+
+
+def test_a_step_limit_is_recorded_and_the_listing_marks_a_run_that_stopped_without_an_answer(run_cli, api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "true"})), answer("Fine."))
+    stopped = run_cli(["-p", "loop forever", "--max-steps", "1", "--yes"], api)
+    assert stopped.returncode == 3
+    (error,) = [entry for entry in session_entries(tmp_path) if entry["type"] == "turn_error"]
+    assert error["kind"] == "step_limit" and "--max-steps" in error["message"]
+    assert run_cli(["-p", "a good one"], api).returncode == 0
+
+    from mini_agent.sessions import SessionStore
+    from mini_agent.ui.lifecycle import listing
+
+    lines = listing(SessionStore(tmp_path / "mini-agent-home").list(tmp_path))
+    assert lines[0].endswith("a good one") and "[stopped" not in lines[0]
+    assert lines[1].endswith("[stopped: the step limit was reached] loop forever")

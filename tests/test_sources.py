@@ -405,7 +405,8 @@ def test_user_memory_missing_or_empty_skips(tmp_path, home):
 def test_recent_activity_shows_the_last_eight_oldest_first(tmp_path, home):
     calls = tuple(f"bash: step {n}" for n in range(10))
     text = recent_activity(turn(tmp_path, home, recent_calls=calls))
-    assert text == "Recent tool calls (oldest first):\n" + "\n".join(f"- bash: step {n}" for n in range(2, 10))
+    heading = "Recent tool calls, oldest first (local time, call, outcome, duration):\n"
+    assert text == heading + "\n".join(f"- bash: step {n}" for n in range(2, 10))
     with pytest.raises(Skip, match="no tool calls yet"):
         recent_activity(turn(tmp_path, home))
 
@@ -428,4 +429,29 @@ def test_default_sources_order_and_settings():
         ("recent_activity", P2, 0, True),
     ]
     assert sources[3].stale_after == frozenset({"write", "exec"})
-    assert all(not s.stale_after for s in sources if s.name != "git_state")
+    assert sources[1].stale_after == sources[4].stale_after == frozenset({"exec"})
+    assert sources[1].watched_names == frozenset({"AGENTS.md", "CLAUDE.md"})
+    assert sources[4].watched_names == frozenset({"memory.md"})
+    assert all(not s.stale_after for s in sources if s.name not in ("git_state", "project_instructions", "user_memory"))
+
+
+def test_a_failed_call_is_marked_failed_with_its_exit_status_and_times_and_the_block_says_not_to_repeat_it():
+    from datetime import datetime
+
+    from mini_agent.context.call_lines import call_line
+    from mini_agent.tools.base import ToolResult
+
+    at = datetime(2025, 3, 4, 14, 3, 12).astimezone()
+    failed = call_line("bash", {"command": "make"}, ToolResult("make: *** [all] Error 2\nexit code: 2"), at, 3.14)
+    assert failed == '14:03:12 bash {"command": "make"} -> failed (exit code 2) (3.1 s)'
+    killed = call_line("bash", {"command": "x"}, ToolResult("(no output)\nexit code: 137 (killed by SIGKILL)"))
+    assert killed == 'bash {"command": "x"} -> failed (exit code 137, killed by SIGKILL)'
+    sandboxed = ToolResult('denied\nexit code: 1\n<system_hint type="sandbox">...</system_hint>')
+    assert "-> failed (exit code 1)" in call_line("bash", {"command": "touch /x"}, sandboxed)
+    passed = call_line("bash", {"command": "ls"}, ToolResult("a\nexit code: 0"), at, 12.0)
+    assert passed.endswith("-> ok (12 s)")
+    refused = call_line("edit_file", {"path": "a"}, ToolResult("old_string not found\nmore", is_error=True))
+    assert refused.endswith("-> failed: old_string not found")
+    text = recent_activity(turn(Path("/p"), Path("/h"), recent_calls=(passed, failed)))
+    assert "do not repeat one unchanged" in text
+    assert "do not repeat" not in recent_activity(turn(Path("/p"), Path("/h"), recent_calls=(passed,)))

@@ -75,6 +75,8 @@ class Source:
     """Pure and cheap (no I/O): runs in the caller's thread instead of the pool."""
     stale_after: frozenset[str] = frozenset()
     """Tool risks (write, exec, ...) after which a cached value must be recomputed."""
+    watched_names: frozenset[str] = frozenset()
+    """File names whose write or edit makes a cached value stale wherever the file is (AGENTS.md, memory.md)."""
 
 
 @dataclass(frozen=True)

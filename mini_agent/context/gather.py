@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 from mini_agent.context import tokens
@@ -65,13 +66,24 @@ class Gatherer:
         """Drop every cached value (a new conversation starts from what is true now)."""
         self._cache.clear()
 
-    def invalidate(self, risk: str) -> None:
-        """A tool of this risk ran: drop cached values of the sources it can make stale (git after a write)."""
-        for key in [key for key in self._cache if key[0] in self._stale_after(risk)]:
+    def invalidate(self, risk: str, changed: Path | None = None) -> None:
+        """A tool of this risk ran (and wrote `changed`): drop cached values of the sources it can make stale
+        (git after a write, instruction files after any command or a write of one of them)."""
+        stale = self._stale_after(risk, changed)
+        for key in [key for key in self._cache if key[0] in stale]:
             del self._cache[key]
 
-    def _stale_after(self, risk: str) -> set[str]:
-        return {source.name for source in self.sources if risk in source.stale_after}
+    def forget_source(self, name: str) -> None:
+        """Drop one source's cached values (the agent itself changed what it reads, e.g. `/memory add`)."""
+        for key in [key for key in self._cache if key[0] == name]:
+            del self._cache[key]
+
+    def _stale_after(self, risk: str, changed: Path | None) -> set[str]:
+        return {
+            source.name
+            for source in self.sources
+            if risk in source.stale_after or (changed is not None and changed.name in source.watched_names)
+        }
 
     def gather(self, inp: TurnInput) -> tuple[list[ContextBlock], list[Outcome]]:
         """Every block this turn could inject, and what each source and enricher did, in declaration order."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from mini_agent.context.blocks import P0, ContextBlock, Ledger, TurnInput, fit
@@ -105,5 +106,5 @@ class ContextEngine:
         self.ledger.forget()
         self.sent(self.p0)
 
-    def tool_ran(self, risk: str) -> None:
-        self.gatherer.invalidate(risk)
+    def tool_ran(self, risk: str, changed: Path | None = None) -> None:
+        self.gatherer.invalidate(risk, changed)

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from mini_agent.context.blocks import P0, P1, P2, Skip, Source, TurnInput
+from mini_agent.context.call_lines import FAILED
 from mini_agent.context.git_state import git_state
 
 INSTRUCTIONS_CAP = 32 * 1024
@@ -183,8 +184,14 @@ def user_memory(inp: TurnInput) -> str:
 def recent_activity(inp: TurnInput) -> str:
     if not inp.recent_calls:
         raise Skip("no tool calls yet")
-    lines = [f"- {call}" for call in inp.recent_calls[-RECENT_CALLS_SHOWN:]]
-    return "\n".join(["Recent tool calls (oldest first):", *lines])
+    shown = inp.recent_calls[-RECENT_CALLS_SHOWN:]
+    lines = ["Recent tool calls, oldest first (local time, call, outcome, duration):", *(f"- {c}" for c in shown)]
+    if any(FAILED in call for call in shown):
+        lines.append(
+            "Calls marked failed did not work: do not repeat one unchanged; read its error and change the approach "
+            "or the input first."
+        )
+    return "\n".join(lines)
 
 
 def stdin(inp: TurnInput) -> str:
@@ -197,9 +204,25 @@ def default_sources() -> list[Source]:
     """In the order their blocks follow the user's text: piped input first, as it belongs to the message."""
     return [
         Source("stdin", P0, stdin, ttl=0, inline=True),
-        Source("project_instructions", P0, project_instructions, ttl=30),
+        # Any command may have rewritten an instruction or memory file (`echo >> AGENTS.md`, a `git checkout`):
+        # re-read them on the next turn rather than serve what the TTL cached.
+        Source(
+            "project_instructions",
+            P0,
+            project_instructions,
+            ttl=30,
+            stale_after=frozenset({"exec"}),
+            watched_names=frozenset(INSTRUCTION_NAMES),
+        ),
         Source("environment", P1, environment, ttl=0, inline=True),
         Source("git_state", P1, git_state, ttl=10, stale_after=frozenset({"write", "exec"})),
-        Source("user_memory", P1, user_memory, ttl=60),
+        Source(
+            "user_memory",
+            P1,
+            user_memory,
+            ttl=60,
+            stale_after=frozenset({"exec"}),
+            watched_names=frozenset({MEMORY_FILE}),
+        ),
         Source("recent_activity", P2, recent_activity, ttl=0, inline=True),
     ]

@@ -87,8 +87,13 @@ def recent_calls(entries: list[dict], registry: ToolRegistry, limit: int) -> lis
     A call the log shows as refused or never run (its result begins "Not run") is left out, as the agent
     leaves it out; a refusal worded otherwise (the human's own message) cannot be told from a tool's error.
     """
-    from mini_agent.tool_calls import call_line
+    from mini_agent.context.call_lines import call_line
     from mini_agent.tools.base import ToolError, ToolResult
+
+    logged = [entry["line"] for entry in entries if entry["type"] == "activity"]
+    if logged:
+        return logged[-limit:]
+    # Files written before the lines were logged: rebuilt from the calls and results, without times.
 
     results: dict[str, dict] = {}
     messages = [entry["message"] for entry in entries if entry["type"] == "message"]

@@ -39,6 +39,9 @@ PROMPT_CHARS = 200
 PROMPT_SEARCH_LINES = 8
 """Lines after the header searched for the first typed prompt (it is normally the very first)."""
 _TAIL_BYTES = 64
+_ERROR_TAIL_BYTES = 4096
+"""Bytes read from a file's end to find a turn-ending error (session.py keeps those entries under ~1 KiB)."""
+_BOOKKEEPING = ("checkpoint", "undone", "hints", "usage")
 _TAIL_COUNT = re.compile(rb'"' + COUNT_KEY.encode() + rb'":(\d+)\}\n\Z')
 _TYPED_START = b'{"type":"message","typed":'
 _MESSAGE_LINE = b'\n{"type":"message",'
@@ -63,6 +66,8 @@ class SessionInfo:
     bytes: int
     cwd: str
     model: str
+    stopped: str = ""
+    """Why the last turn stopped when an error ended it (its kind: api, step_limit, overflow, error); "" if not."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,7 @@ class SessionStore:
             bytes=journal.size,
             cwd=str(header.get("cwd", "")),
             model=str(header.get("model", "")),
+            stopped=_stopped([e for e in journal.entries if e["type"] not in _BOOKKEEPING][-1:]),
         )
         return LoadedSession(info, header, journal.entries, journal.damaged, journal)
 
@@ -193,6 +199,7 @@ def _summary(path: Path, stat: os.stat_result) -> SessionInfo | None:
                     typed = found
                     break
         messages = _message_count(file, stat.st_size)
+        stopped = _stopped(_last_entries(file, stat.st_size))
     return SessionInfo(
         id=session_id(path),
         path=path,
@@ -203,7 +210,25 @@ def _summary(path: Path, stat: os.stat_result) -> SessionInfo | None:
         bytes=stat.st_size,
         cwd=str(header.get("cwd", "")),
         model=str(header.get("model", "")),
+        stopped=stopped,
     )
+
+
+def _last_entries(file, size: int) -> builtins.list[dict]:
+    """The last entry of the file that is not undo bookkeeping, if it is within its last few KiB."""
+    file.seek(max(0, size - _ERROR_TAIL_BYTES))
+    lines = file.read().split(b"\n")[1:]  # the first piece may be the end of a longer line
+    for line in reversed(lines):
+        entry = _loads(line) if line.strip() else None
+        if entry is not None and entry.get("type") not in _BOOKKEEPING:
+            return [entry]
+    return []
+
+
+def _stopped(last: builtins.list[dict]) -> str:
+    if last and last[0].get("type") == "turn_error":
+        return str(last[0].get("kind") or "error")
+    return ""
 
 
 def _typed(line: bytes) -> str | None:

@@ -25,6 +25,14 @@ class ToolError(Exception):
     """A failure the model should read and can act on; becomes an is_error tool_result."""
 
 
+class ToolInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a running tool; `output` is what it had produced by then (a command's output so far)."""
+
+    def __init__(self, output: str = "") -> None:
+        super().__init__()
+        self.output = output
+
+
 class NetworkError(ToolError):
     """The tool could not reach the network; repeated ones mark the tool as degraded."""
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from mini_agent.prompt import system_hint
 from mini_agent.tools._arguments import CommandText
 from mini_agent.tools._process import BoundedOutput, Finished, child_environment, run_captured
-from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, tool
 
 OUTPUT_LIMIT = 30_000
 """Characters of output returned to the model; beyond it the head and tail halves are kept."""
@@ -84,6 +84,9 @@ def bash(
     try:
         finished, changed = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request, ctx.confinement)
         new_cwd = _final_directory(Path(pwd_file))
+    except KeyboardInterrupt:
+        # The group is already killed (run_captured); what it printed is the model's best clue to how far it got.
+        raise ToolInterrupted(_text(output)) from None
     finally:
         os.unlink(pwd_file)
     moved = new_cwd is not None and new_cwd != ctx.cwd.resolve()  # a symlinked cwd is not a move

@@ -53,7 +53,18 @@ def context_lines(agent, ascii_only: bool = False) -> list[str]:
     lines.append(f"  {'free space':<{width}}  {max(0, window - used):>9,}")
     if measured is not None:
         lines.append(f"  (the last reply's usage put the conversation at {measured:,} tokens)")
+    lines.append(memory_line(agent.settings.user_dir))
     return lines
+
+
+def memory_line(user_dir) -> str:
+    from mini_agent.context.memory import memory_path, notes
+
+    saved = notes(user_dir)
+    if not saved:
+        return f'  user memory: none yet ({memory_path(user_dir)}; /memory add NOTE or "remember ...")'
+    last = saved[-1] if len(saved[-1]) <= 60 else saved[-1][:59] + "…"
+    return f"  user memory: {len(saved)} line(s) in {memory_path(user_dir)}, the last: {last}"
 
 
 def cost_lines(model: str, usage) -> list[str]:

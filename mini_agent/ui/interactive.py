@@ -69,7 +69,8 @@ class Repl:
                 if self._slash(line):
                     return ExitStatus.SUCCESS
                 continue
-            self._turn(line)
+            if not self._remembered(line):
+                self._turn(line)
 
     def _prompt(self):
         from prompt_toolkit.formatted_text import HTML
@@ -95,7 +96,9 @@ class Repl:
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
-            self.console.print(f"[red]mini-agent: {_escape(self.settings.secret_set.mask(str(exc)))}[/]")
+            # No "mini-agent:" prefix here: in the session it is plain whose words these are, and the advice
+            # the error carries (/clear, a bigger window) is for this very prompt.
+            self.console.print(f"[red]{_escape(self.settings.secret_set.mask(str(exc)))}[/]")
         finally:
             warning = self.sessions.after_turn()
             if warning:
@@ -131,6 +134,7 @@ class Repl:
         commands.add("/clear", "/clear", "start a new conversation", self._clear)
         commands.add("/compact", "/compact [focus]", "compact the conversation now", self._compact)
         commands.add("/context", "/context", "tokens by part of the context window", self._context)
+        commands.add("/memory", "/memory [add NOTE]", "show the user memory file, or add a note to it", self._memory)
         commands.add("/cost", "/cost", "tokens and money spent in this session", self._cost)
         commands.add("/model", "/model [name]", "show or switch the model", self._model)
         commands.add("/mode", "/mode [name]", "show or set the permission mode (Shift+Tab cycles)", self._mode)
@@ -160,6 +164,35 @@ class Repl:
         from mini_agent.ui.context_view import context_lines
 
         for line in context_lines(self.agent, ascii_only=not _unicode(self.console)):
+            self.console.print(_escape(line), highlight=False)
+
+    def _remembered(self, line: str) -> bool:
+        """ "remember ..." / "记住 ..." saves a note instead of starting a turn (as Claude Code's `#` does): the
+        model sees it in the user memory block from the next turn on."""
+        from mini_agent.context.memory import note_from_prompt
+
+        note = note_from_prompt(line)
+        if note is None:
+            return False
+        self._memory(f"add {note}")
+        return True
+
+    def _memory(self, argument: str) -> None:
+        from mini_agent.context.memory import add_note, memory_path, notes
+
+        verb, _, note = argument.partition(" ")
+        user_dir = self.agent.settings.user_dir
+        if verb == "add" and note.strip():
+            path = add_note(user_dir, note)
+            self.agent.keeper.engine.gatherer.forget_source("user_memory")
+            self.console.print(f"[dim]Saved to {_escape(str(path))}:[/] {_escape(' '.join(note.split()))}")
+            return
+        if argument:
+            self.console.print("[yellow]Use /memory to show the notes, or /memory add NOTE to add one.[/]")
+            return
+        lines = notes(user_dir)
+        self.console.print(f"[dim]{_escape(str(memory_path(user_dir)))}: {len(lines)} line(s)[/]")
+        for line in lines:
             self.console.print(_escape(line), highlight=False)
 
     def _cost(self, argument: str) -> None:

@@ -106,6 +106,7 @@ class SessionLifecycle:
             return [report.problem]
         if self.writer is not None:
             self.writer.write({"type": UNDONE})
+        agent.keeper.engine.gatherer.forget()  # the restored files may include AGENTS.md or memory.md
         notice = undo_notice(report)
         if notice:
             agent.notes.append(system_hint("undo", notice))
@@ -120,6 +121,7 @@ class SessionLifecycle:
 
     def _resume(self, agent, target) -> list:
         from mini_agent.sessions import resume_into
+        from mini_agent.sessions.recap import last_exchanges, recap_lines
 
         loaded = self.store.load(target, self.settings.cwd)
         self.writer = self.store.reopen(loaded)
@@ -129,6 +131,9 @@ class SessionLifecycle:
             f"Continuing session {info.id} from {info.modified:%Y-%m-%d %H:%M} "
             f"({info.messages} messages): {info.first_prompt}"
         )
+        recap = recap_lines(last_exchanges(loaded.entries))
+        if recap:
+            self.notice += "\n" + "\n".join(recap)
         if loaded.damaged:
             self.notice += f"\nThe session file was damaged: {loaded.damaged}"
         return checkpoints_in(loaded.entries)
@@ -161,9 +166,11 @@ def checkpoints_in(entries: list[dict]) -> list:
 
 
 def listing(sessions) -> list[str]:
+    from mini_agent.sessions.recap import stop_label
+
     return [
         f"{number:>3}. {info.modified:%Y-%m-%d %H:%M}  {info.id}  {info.messages:>4} msgs  "
-        f"{info.bytes / 1024:>7.1f} KiB  {info.first_prompt}"
+        f"{info.bytes / 1024:>7.1f} KiB  {stop_label(info.stopped) + ' ' if info.stopped else ''}{info.first_prompt}"
         for number, info in enumerate(sessions, 1)
     ]
 

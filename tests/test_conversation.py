@@ -1,0 +1,64 @@
+"""The conversation across turns with the real agent, tools and context sources against the loopback model:
+what the recent-activity block says about failed calls, errors that end a turn in the session file."""
+
+from __future__ import annotations
+
+import re
+
+from fake_api import answer, tool_use
+
+from mini_agent.agent import Agent
+from mini_agent.model import AnthropicProvider
+from mini_agent.prompt import static_prompt
+from mini_agent.safety.permissions import Allow
+from mini_agent.session import Session
+from mini_agent.tools import default_tools
+from mini_agent.tools.base import ToolContext
+from mini_agent.ui.launch import context_keeper
+
+
+def full_agent(api, settings_for, **overrides) -> tuple[Agent, list]:
+    """The agent as the command builds it: every tool, every context source, compaction per the settings."""
+    settings = settings_for(api, permission_mode="bypass", **overrides)
+    events: list = []
+    agent = Agent(
+        AnthropicProvider(settings, sleep=lambda s: None),
+        default_tools(),
+        settings,
+        Session(),
+        ToolContext(cwd=settings.cwd),
+        static_prompt(),
+        events.append,
+        lambda request: Allow(),
+        keeper=context_keeper,
+    )
+    return agent, events
+
+
+def block(request: dict, name: str) -> str:
+    texts = [
+        b["text"]
+        for m in request["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "text" and b["text"].startswith(f'<context name="{name}"')
+    ]
+    return texts[-1] if texts else ""
+
+
+def test_the_recent_activity_block_reports_a_failed_command_with_its_exit_status_and_times(api, settings_for):
+    api.script(
+        answer(tool_use("bash", {"command": "echo ok"}, id="b1"), tool_use("bash", {"command": "exit 3"}, id="b2")),
+        answer("The second one failed."),
+        answer("I will not run it again as is."),
+    )
+    agent, _ = full_agent(api, settings_for)
+    agent.run_turn("run both")
+    agent.run_turn("what now?")
+    activity = block(api.message_requests[2], "recent_activity")
+    ok, failed = [line for line in activity.splitlines() if line.startswith("- ")]
+    assert re.fullmatch(r'- \d\d:\d\d:\d\d bash \{"command": "echo ok".*\} -> ok \(\d+(\.\d)? s\)', ok)
+    assert re.fullmatch(
+        r'- \d\d:\d\d:\d\d bash \{"command": "exit 3".*\} -> failed \(exit code 3\) \(\d+(\.\d)? s\)', failed
+    )
+    assert "do not repeat one unchanged" in activity
