@@ -129,7 +129,7 @@ def test_in_a_terminal_a_doomed_edit_is_never_put_to_the_human(api, tmp_path):
     child.logfile_read = screen = io.StringIO()
     child.expect(r"edit_file\(notes.txt\) needs your approval")
     child.expect(r"Allow\? \[y/n/e\]")
-    child.sendline("y")
+    child.send("y")  # one key, no Enter
     child.expect("Edited.")
     assert finish(child) == 0
     assert (tmp_path / "notes.txt").read_text() == "two\n"

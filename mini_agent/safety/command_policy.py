@@ -117,7 +117,9 @@ def _command_grants(parts) -> tuple[Grant, ...]:
     exact = tuple(dict.fromkeys(session_rule("bash", part.text) for part in parts if part.text.strip()))
     grants = []
     if exact and all(rule.exact for rule in exact):
-        label = f"always allow `{exact[0].pattern}`" if len(exact) == 1 else "always allow these exact commands"
+        # The label shows the command as written: `-m "fix the bug"`, not the unquoted words the rule matches.
+        written = next(part.written or part.text for part in parts if part.text.strip())
+        label = f"always allow `{written}`" if len(exact) == 1 else "always allow these exact commands"
         grants.append(Grant("a", label, exact))
     if all(part.kind != "destructive" for part in parts):
         prefixes = tuple(dict.fromkeys(session_rule("bash", f"{_prefix(part.text)} *") for part in parts))

@@ -12,11 +12,13 @@ rules) in the workspace-write one. Only a human's yes, an exact rule of the user
 outside; the model asking for that (`outside_sandbox`) always asks a human.
 
 Asking is the UI's job (ui/confirm.py); when nobody can be asked, the caller turns Ask into
-`refusal_without_human`. Pure code: it resolves paths (symlinks), nothing more.
+`refusal_without_human`. Pure code: it resolves paths (symlinks) and looks whether a file to write exists
+("creates" or "changes"), nothing more.
 """
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlsplit
 
 from mini_agent.safety.command_policy import NO_SANDBOX_ASKS, check_command, outside_sandbox
@@ -172,7 +174,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         return Allow(f"allowed by {allowed}")
     if mode in ("accept-edits", "auto"):
         return Allow(f"{mode} mode changes files inside the working directory")
-    return Ask(f"changes {shown}", "ordinary", (grant,))
+    return Ask(f"{'changes' if os.path.lexists(path) else 'creates'} {shown}", "ordinary", (grant,))
 
 
 # ---- network ------------------------------------------------------------------------------------------------
