@@ -10,7 +10,6 @@ model asking for that (`outside_sandbox`) always asks a human.
 from __future__ import annotations
 
 from mini_agent.safety.decisions import (
-    PLAN_REFUSAL,
     Allow,
     Ask,
     Deny,
@@ -23,6 +22,7 @@ from mini_agent.safety.decisions import (
     session_rule,
     vouches,
 )
+from mini_agent.safety.refusals import plan_refusal
 from mini_agent.safety.rules import Rule, Rules
 from mini_agent.safety.workspace import Workspace
 
@@ -60,7 +60,7 @@ def check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace, 
     if verdict.kind == "read-only":
         return Allow(label, sandbox="read-only" if sandboxed else "none", network=network)
     if mode == "plan":
-        return Deny(PLAN_REFUSAL.format(tool="the command", why=f" ({label})"))
+        return plan_refusal("the command", why=f" ({label})", what=verdict.reason)
     uncovered = [part for part in risky if not _covered(part, allows)]
     if not uncovered:
         covering = [_covering(part, allows) for part in risky]

@@ -103,6 +103,8 @@ class ToolResult:
     content: str
     is_error: bool = False
     network_error: bool = False
+    shown: str | None = None
+    """One plain line a human is shown instead of `content`, when that is written for the model."""
 
 
 @dataclass(frozen=True)
