@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_api import answer, tool_use
+from support import ScriptedKeys
 from test_interactive import finish, spawn
 
 from mini_agent.safety.gate import ApprovalRequest
@@ -17,7 +18,6 @@ from mini_agent.safety.permissions import Allow, Ask, Deny, Grant
 from mini_agent.safety.rules import Rule
 from mini_agent.tools import default_tools
 from mini_agent.ui.confirm import ask_on_terminal
-from mini_agent.ui.keys import ScriptedKeys
 
 TOOLS = {tool.name: tool for tool in default_tools()}
 EXACT = Grant("a", "always allow `npm test`", (Rule("allow", "bash", "npm test"),))

@@ -87,27 +87,6 @@ class TerminalKeys:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
 
 
-class ScriptedKeys:
-    """Keys from a string, for tests and for callers without a terminal: each character is a key press."""
-
-    def __init__(self, typed: str) -> None:
-        self.typed = list(typed)
-
-    def discard_typeahead(self) -> None:
-        pass
-
-    def key(self) -> str:
-        if not self.typed:
-            raise EOFError
-        return self.typed.pop(0)
-
-    def line(self) -> str:
-        text = "".join(self.typed)
-        taken, _, rest = text.partition(ENTER)
-        self.typed = list(rest)
-        return taken
-
-
 def _continuation_bytes(first: int) -> int:
     if first >> 5 == 0b110:
         return 1
