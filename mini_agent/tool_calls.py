@@ -92,7 +92,7 @@ class ToolCalls:
             return None
         verdict = self.agent.gate.authorise(tool, arguments)
         if isinstance(verdict, Deny):
-            self._settle(call, ToolResult(verdict.message, is_error=True))
+            self._settle(call, ToolResult(verdict.message, is_error=True, shown=verdict.shown))
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             return None

@@ -38,3 +38,24 @@ def process_running(*argv: str) -> int | None:
         except OSError:
             continue
     return None
+
+
+class ScriptedKeys:
+    """Key presses from a string, one character each, for the approval question (`ask_on_terminal(keys=...)`)."""
+
+    def __init__(self, typed: str) -> None:
+        self.typed = list(typed)
+
+    def discard_typeahead(self) -> None:
+        pass
+
+    def key(self) -> str:
+        if not self.typed:
+            raise EOFError
+        return self.typed.pop(0)
+
+    def line(self) -> str:
+        text = "".join(self.typed)
+        taken, _, rest = text.partition("\n")
+        self.typed = list(rest)
+        return taken

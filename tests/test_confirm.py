@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 from fake_api import answer, tool_use
+from support import ScriptedKeys
 from test_interactive import finish, spawn
 
 from mini_agent.safety.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Ask, Deny, Grant
 from mini_agent.safety.rules import Rule
 from mini_agent.tools import default_tools
-from mini_agent.ui.confirm import ask_on_terminal, interpret
+from mini_agent.ui.confirm import ask_on_terminal
 
 TOOLS = {tool.name: tool for tool in default_tools()}
 EXACT = Grant("a", "always allow `npm test`", (Rule("allow", "bash", "npm test"),))
@@ -27,24 +29,32 @@ def request(tool="bash", arguments=None, grants=(EXACT, PREFIX), risk="ordinary"
     return ApprovalRequest(TOOLS[tool], arguments or {"command": "npm test"}, ask, preview)
 
 
+def ask(typed: str, req: ApprovalRequest | None = None, rows: int = 24) -> tuple[object, str]:
+    """Answer a question with these key presses; the decision and what the question printed."""
+    err = io.StringIO()
+    size = lambda: os.terminal_size((80, rows))  # noqa: E731
+    decision = ask_on_terminal(err, ScriptedKeys(typed), size)(req or request())
+    return decision, err.getvalue()
+
+
 @pytest.mark.parametrize(
-    ("line", "kind", "detail"),
+    ("typed", "kind", "detail"),
     [
         ("y", Allow, ()),
-        ("Yes", Allow, ()),
-        ("yes, go ahead", Allow, ()),
+        ("Y", Allow, ()),
         ("a", Allow, (Rule("allow", "bash", "npm test"),)),
         ("p", Allow, (Rule("allow", "bash", "npm *"),)),
+        ("\n", Deny, "Ask them how they want to proceed"),
         ("", Deny, "Ask them how they want to proceed"),
-        ("n", Deny, "Ask them how they want to proceed"),
-        ("n use make test instead", Deny, "Their message: use make test instead"),
-        ("no, run the linter first", Deny, "Their message: run the linter first"),
-        ("please use pytest", Deny, "Their message: please use pytest"),
-        ("e", Deny, "Their message: e"),
+        ("n\n", Deny, "Ask them how they want to proceed"),
+        ("n use make test instead\n", Deny, "Their message: use make test instead"),
+        ("nno, run the linter first\n", Deny, "Their message: no, run the linter first"),
+        ("ey", Allow, ()),
+        ("zz\n", Deny, "Ask them how they want to proceed"),
     ],
 )
-def test_answers(line, kind, detail):
-    decision = interpret(line, request())
+def test_one_key_answers(typed, kind, detail):
+    decision, _ = ask(typed)
     assert isinstance(decision, kind)
     if kind is Allow:
         assert decision.remember == detail
@@ -52,32 +62,81 @@ def test_answers(line, kind, detail):
         assert detail in decision.message and not decision.stop_turn
 
 
-def test_the_question_shows_the_command_its_class_and_the_answers():
-    err = io.StringIO()
-    confirm = ask_on_terminal(err, read_line=lambda prompt: err.write(prompt) and "n")
-    assert isinstance(confirm(request()), Deny)
-    shown = err.getvalue()
+def test_a_stray_key_is_not_an_answer_and_the_question_says_which_keys_are():
+    decision, shown = ask("xqy")
+    assert isinstance(decision, Allow)  # x and q were ignored; y answered
+    assert shown.count("Press one of y, n, a, p, or Enter for no.") == 2
+    assert shown.count("Allow? [y/n/a/p]") == 3
+
+
+def test_the_question_shows_the_command_its_class_once_and_the_answers():
+    decision, shown = ask("n\n")
+    assert isinstance(decision, Deny)
     assert "bash(npm test) needs your approval" in shown and "$ npm test" in shown
-    assert "class: ordinary: not on the read-only list" in shown
+    assert shown.count("not on the read-only list") == 1 and "ordinary: not on the read-only list" in shown
     assert "a always allow `npm test`" in shown and "p always allow `npm *`" in shown
+    assert "n no, then say why (Enter: no)" in shown  # the default, visible
     assert "Allow? [y/n/a/p]" in shown and "\x1b[" not in shown  # not a terminal: no colour
 
 
-def test_an_edit_question_shows_the_diff_and_no_raw_content():
-    err = io.StringIO()
+def test_an_edit_question_shows_the_diff_and_no_raw_arguments():
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new\n"
     grants = (Grant("e", "always allow edits to x.py", ()),)
-    arguments = {"path": "x.py", "old_string": "old", "new_string": "new"}
-    ask_on_terminal(err, read_line=lambda prompt: "y")(request("edit_file", arguments, grants, preview=diff))
-    shown = err.getvalue()
-    assert "-old" in shown and "+new" in shown and '"path": "x.py"' in shown and "old_string" not in shown
+    arguments = {"path": "x.py", "old_string": "old", "new_string": "new", "replace_all": True}
+    _, shown = ask("y", request("edit_file", arguments, grants, preview=diff))
+    assert "-old" in shown and "+new" in shown and "edit_file(x.py) needs your approval" in shown
+    assert "replace_all: true" in shown and "{" not in shown and "old_string" not in shown
+
+
+def test_a_long_diff_is_cut_to_fit_under_the_header_and_v_shows_all_of_it():
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1,200 +1,200 @@\n" + "".join(f"-old {i}\n+new {i}\n" for i in range(200))
+    grants = (Grant("e", "always allow edits to x.py", ()),)
+    req = request("edit_file", {"path": "x.py", "old_string": "old", "new_string": "new"}, grants, preview=diff)
+    _, shown = ask("n\n", req, rows=30)
+    question = shown[: shown.index("Allow?")]
+    assert len(question.splitlines()) <= 30 - 2  # the header is still on screen at the prompt
+    assert "+new 0" in question and "+new 199" not in question
+    hidden = 403 - sum(1 for line in question.splitlines() if line.startswith(("  -", "  +", "  @")))
+    assert f"… {hidden} more lines · v shows them all" in question
+    _, shown = ask("vy", req, rows=30)
+    after = shown[shown.index("Allow?") :]
+    assert "+new 199" in after and after.rstrip().endswith("yes")
+    assert after.index("+new 199") < after.index("edit_file(x.py) needs your approval")  # the header again, below
+
+
+def test_a_new_file_is_created_not_changed(tmp_path):
+    from mini_agent.safety.permissions import ToolCall, check
+    from mini_agent.safety.rules import Rules
+    from mini_agent.safety.workspace import Workspace
+
+    (tmp_path / "old.txt").write_text("x\n")
+    workspace = Workspace.at(tmp_path, tmp_path, ())
+
+    def reason(path):
+        return check(ToolCall("write_file", "write", {"path": path}), "default", Rules(()), workspace).reason
+
+    assert reason("new.txt") == "creates new.txt" and reason("old.txt") == "changes old.txt"
+
+
+def test_always_labels_show_the_command_as_written(tmp_path):
+    from mini_agent.safety.permissions import ToolCall, check
+    from mini_agent.safety.rules import Rules
+    from mini_agent.safety.workspace import Workspace
+
+    command = 'git commit -m "fix the bug"'
+    workspace = Workspace.at(tmp_path, tmp_path, ())
+    asked = check(ToolCall("bash", "exec", {"command": command}), "default", Rules(()), workspace)
+    exact = asked.grants[0]
+    assert exact.label == f"always allow `{command}`"
+    assert exact.rules[0].matches_command("git commit -m fix the bug")  # the rule matches the words as they run
 
 
 def test_ctrl_c_at_the_question_is_no_and_ends_the_turn():
-    def interrupted(prompt):
-        raise KeyboardInterrupt
+    class Interrupted(ScriptedKeys):
+        def key(self):
+            raise KeyboardInterrupt
 
-    decision = ask_on_terminal(io.StringIO(), read_line=interrupted)(request())
+    decision = ask_on_terminal(io.StringIO(), Interrupted(""))(request())
     assert isinstance(decision, Deny) and decision.stop_turn
 
 
@@ -85,9 +144,10 @@ def test_in_a_terminal_a_refusal_with_words_reaches_the_model(api, tmp_path):
     api.script(answer(tool_use("bash", {"command": "touch made.txt"})), answer("Understood."))
     child = spawn(api, tmp_path, "-p", "make the file")
     child.expect(r"\$ touch made.txt")
-    child.expect("class: ordinary")
     child.expect(r"Allow\? \[y/n/a/p\]")
-    child.sendline("n use the Makefile instead")
+    child.send("n")  # one key, then a line of words for the model
+    child.expect(r"why, for the model \(Enter to skip\): ")
+    child.sendline("use the Makefile instead")
     child.expect("Understood.")
     assert finish(child) == 0
     result = api.message_requests[1]["messages"][-1]["content"][0]
@@ -107,9 +167,10 @@ def test_in_a_terminal_always_allowing_edits_to_a_file_stops_the_questions_for_i
     )
     child = spawn(api, tmp_path, "-p", "edit it twice")
     child.expect(r"Allow\? \[y/n/e\]")
-    child.sendline("e")
+    child.send("e")
     child.expect(r"write_file\(other.txt\) needs your approval")  # the next question is for the other file
-    child.sendline("n")
+    child.expect("creates other.txt")
+    child.send("\r")  # Enter: the default, no
     child.expect("Edited.")
     assert finish(child) == 0
     assert target.read_text() == "three\n" and not (tmp_path / "other.txt").exists()
@@ -148,7 +209,7 @@ def test_in_a_terminal_a_yes_runs_a_blocked_command_outside_the_sandbox(api, tmp
         child.expect("runs outside the sandbox")
         child.expect(r"Allow\? \[y/n/a\]")
         assert not (outside / "made").exists()  # the first, sandboxed try was blocked
-        child.sendline("y")
+        child.send("y")
         child.expect("Written.")
         assert finish(child) == 0
         first = api.message_requests[1]["messages"][-1]["content"][0]["content"]

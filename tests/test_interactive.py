@@ -90,7 +90,9 @@ def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp
     child.expect("-old line")
     child.expect(r"\+new line")
     child.expect(r"Allow\? \[y/n/e\]")
-    child.sendline(reply)
+    child.send(reply)
+    if reply == "n":
+        child.send("\r")  # no words for the model
     child.expect("Done.")
     assert finish(child) == 0
     assert target.read_text() == expected

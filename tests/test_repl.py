@@ -42,7 +42,7 @@ def test_a_session_answer_edit_undo_context_cost_and_continue(api, tmp_path):
     child.expect(r"-print\('old'\)")
     child.expect(r"\+print\('new'\)")
     child.expect(r"Allow\? ")
-    child.sendline("y")
+    child.send("y")  # one key, no Enter
     child.expect("Changed it.")
     child.expect("cached")  # the status line after the turn
     child.expect(PROMPT)
@@ -121,8 +121,21 @@ def test_multi_line_input_mode_cycling_completion_and_suggestions(api, tmp_path)
     child.expect(PROMPT)
     child.send("\x1b[Z")  # Shift+Tab
     child.expect(r"\[accept-edits\]")
+    child.send("\x1b[Z")  # towards auto: the first time, the prompt asks
+    child.expect(r"Switch to auto\?")
+    child.send("x")  # any other key: stay, and the key is not typed
+    child.expect(r"\[accept-edits\]")
+    child.sendline("/mode")
+    child.expect("mode accept-edits")
+    child.expect(PROMPT)
     child.send("\x1b[Z")
+    child.expect(r"Switch to auto\?")
+    child.send("y")
     child.expect(r"\[auto\]")
+    child.sendline("/mode")
+    child.expect("mode auto")
+    child.expect(PROMPT)
+    child.send("\x1b[Z\x1b[Z\x1b[Z\x1b[Z")  # plan, default, accept-edits, auto: confirmed once, not asked again
     child.sendline("/mode")
     child.expect("mode auto")
     child.expect(PROMPT)
@@ -264,9 +277,8 @@ def test_clear_is_a_clean_slate(api, tmp_path):
     child.expect("New conversation.")
     child.expect(PROMPT)
     child.sendline("make them green")
-    child.expect(r"Allow\? \[y/n/e\]")
-    child.sendline("y")
-    child.expect("I need to read it first.")
+    child.expect("I need to read it first.")  # not even asked: an edit of a file not read cannot succeed
+    assert "needs your approval" not in child.before
     child.expect(PROMPT)
     child.sendcontrol("d")
     assert finish(child) == 0
@@ -279,3 +291,26 @@ def test_clear_is_a_clean_slate(api, tmp_path):
     result = api.message_requests[3]["messages"][-1]["content"][0]
     assert result["is_error"] and "read" in result["content"].lower()
     assert (tmp_path / "apples.txt").read_text() == "Apples are red.\n"
+
+
+def test_the_first_move_into_auto_by_shift_tab_waits_for_a_yes():
+    from mini_agent.ui.repl_input import ModeSwitch
+
+    state = {"mode": "default"}
+    modes = ModeSwitch(lambda: state["mode"], lambda mode: state.update(mode=mode))
+    modes.cycle()
+    assert state["mode"] == "accept-edits" and not modes.asking
+    modes.cycle()
+    assert state["mode"] == "accept-edits" and modes.asking  # asked, not switched
+    modes.answer(False)
+    assert state["mode"] == "accept-edits" and not modes.asking
+    modes.cycle()
+    modes.cycle()  # Shift+Tab again at the question passes auto over
+    assert state["mode"] == "plan" and not modes.asking
+    modes.cycle(), modes.cycle(), modes.cycle()
+    assert modes.asking
+    modes.answer(True)
+    assert state["mode"] == "auto"
+    for expected in ("plan", "default", "accept-edits", "auto"):  # once confirmed, the cycle runs freely
+        modes.cycle()
+        assert state["mode"] == expected and not modes.asking

@@ -10,7 +10,6 @@ model asking for that (`outside_sandbox`) always asks a human.
 from __future__ import annotations
 
 from mini_agent.safety.decisions import (
-    PLAN_REFUSAL,
     Allow,
     Ask,
     Deny,
@@ -23,6 +22,7 @@ from mini_agent.safety.decisions import (
     session_rule,
     vouches,
 )
+from mini_agent.safety.refusals import plan_refusal
 from mini_agent.safety.rules import Rule, Rules
 from mini_agent.safety.workspace import Workspace
 
@@ -60,7 +60,7 @@ def check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace, 
     if verdict.kind == "read-only":
         return Allow(label, sandbox="read-only" if sandboxed else "none", network=network)
     if mode == "plan":
-        return Deny(PLAN_REFUSAL.format(tool="the command", why=f" ({label})"))
+        return plan_refusal("the command", why=f" ({label})", what=verdict.reason)
     uncovered = [part for part in risky if not _covered(part, allows)]
     if not uncovered:
         covering = [_covering(part, allows) for part in risky]
@@ -117,7 +117,9 @@ def _command_grants(parts) -> tuple[Grant, ...]:
     exact = tuple(dict.fromkeys(session_rule("bash", part.text) for part in parts if part.text.strip()))
     grants = []
     if exact and all(rule.exact for rule in exact):
-        label = f"always allow `{exact[0].pattern}`" if len(exact) == 1 else "always allow these exact commands"
+        # The label shows the command as written: `-m "fix the bug"`, not the unquoted words the rule matches.
+        written = next(part.written or part.text for part in parts if part.text.strip())
+        label = f"always allow `{written}`" if len(exact) == 1 else "always allow these exact commands"
         grants.append(Grant("a", label, exact))
     if all(part.kind != "destructive" for part in parts):
         prefixes = tuple(dict.fromkeys(session_rule("bash", f"{_prefix(part.text)} *") for part in parts))

@@ -44,6 +44,8 @@ class Deny:
     """Sent to the model as the tool_result, so it can adapt."""
     stop_turn: bool = False
     """End the turn instead of letting the model carry on (the human pressed Ctrl-C at the question)."""
+    shown: str | None = None
+    """One plain line for the human when `message` is written for the model (plan mode, a run that cannot ask)."""
 
 
 @dataclass(frozen=True)

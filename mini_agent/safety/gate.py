@@ -63,7 +63,11 @@ class Gate:
         self.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
 
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
-        """Allow or Deny one validated call, asking the human when the policy says so."""
+        """Allow or Deny one validated call, asking the human when the policy says so.
+
+        A call the policy would put to a human but that cannot succeed (an edit of a file not read, an old_string
+        not found) is denied with the very error running it would give, and nobody is asked.
+        """
         sandboxed = tool.name == "bash" and self._sandboxed()
         call = ToolCall(tool.name, tool.risk, arguments)
         verdict = check(call, self.mode, self.rules, self.workspace(), sandboxed=sandboxed)
@@ -74,6 +78,9 @@ class Gate:
             self.secrets.refresh()
             verdict = guard(verdict, tool.name, arguments, self.secrets)
         if isinstance(verdict, Ask):
+            failure = doomed(tool, arguments, self.ctx)
+            if failure is not None:  # nobody is asked to approve a call that cannot succeed
+                return Deny(failure)
             preview = change_preview(tool.name, arguments, self.ctx.cwd)
             # The question shows which secret (by name) but never its value: the screen is an output too.
             shown = self.secrets.mask_value(arguments)
@@ -137,3 +144,16 @@ class Gate:
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             raise ToolError(verdict.message)
+
+
+def doomed(tool: Tool, arguments: dict, ctx: ToolContext) -> str | None:
+    """The error running this validated call would certainly give (the same text), or None."""
+    if tool.precheck is None:
+        return None
+    try:
+        tool.precheck(ctx, **arguments)
+    except ToolError as exc:
+        return str(exc)
+    except Exception:  # a check that breaks must not stop the call: running it reports the problem
+        return None
+    return None

@@ -12,11 +12,13 @@ rules) in the workspace-write one. Only a human's yes, an exact rule of the user
 outside; the model asking for that (`outside_sandbox`) always asks a human.
 
 Asking is the UI's job (ui/confirm.py); when nobody can be asked, the caller turns Ask into
-`refusal_without_human`. Pure code: it resolves paths (symlinks), nothing more.
+`refusal_without_human`. Pure code: it resolves paths (symlinks) and looks whether a file to write exists
+("creates" or "changes"), nothing more.
 """
 
 from __future__ import annotations
 
+import os
 from urllib.parse import urlsplit
 
 from mini_agent.safety.command_policy import NO_SANDBOX_ASKS, check_command, outside_sandbox
@@ -37,6 +39,7 @@ from mini_agent.safety.decisions import (
     session_rule,
     vouches,
 )
+from mini_agent.safety.refusals import plan_refusal, refusal_without_human
 from mini_agent.safety.rules import FILE_TOOLS, Rule, Rules
 from mini_agent.safety.workspace import Workspace, secret_reason
 
@@ -75,7 +78,7 @@ def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandbo
     if call.risk == "read" or mode == "bypass":
         return Allow(f"{call.name} only reads" if call.risk == "read" else "bypass mode runs everything")
     if mode == "plan":
-        return Deny(PLAN_REFUSAL.format(tool=call.name, why=""))
+        return plan_refusal(call.name, what=f"{call.name} has side effects")
     if call.risk == "write":
         return Allow(f"{mode} mode") if mode in ("accept-edits", "auto") else Ask("changes a file")
     return Allow("auto mode") if mode == "auto" else Ask(f"{call.name} has side effects")
@@ -95,29 +98,6 @@ def check_destination(host: str, reason: str, mode: Mode, rules: Rules) -> Verdi
     return Ask(
         reason, "sensitive", (Grant("h", f"always allow fetching from {host}", (session_rule("web_fetch", host),)),)
     )
-
-
-def refusal_without_human(tool: str, ask: Ask) -> Deny:
-    """Ask turned into Deny when nobody can answer: say why, and which flag or rule would allow it."""
-    rules = ask.grants[0].rules if ask.grants else ()
-    allow = " ".join(f"--allow '{rule.text}'" for rule in rules)
-    if ask.risk == "destructive":
-        how = (
-            "Destructive commands never run without a human's yes: the user can approve it in an interactive "
-            f"session{f', or allow exactly this command with {allow}' if allow else ''}."
-        )
-    else:
-        ways = [allow] if allow else []
-        if ask.risk == "ordinary":
-            mode = "accept-edits" if tool in ("write_file", "edit_file") else "auto"
-            ways.append(f"--permission-mode {mode}")
-        how = (
-            f"To allow it, the user can rerun with {' or '.join(ways)}, or add the rule to the permissions of "
-            "their config file."
-            if ways
-            else "It needs a human's yes."
-        )
-    return Deny(f"Not run: {tool} needs approval ({ask.reason}) and this run cannot ask anyone. {how}")
 
 
 # ---- files --------------------------------------------------------------------------------------------------
@@ -162,7 +142,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         return Ask(f"reads {shown}{where}: {secret}", "sensitive", (grant,))
     where = workspace.where(path)
     if mode == "plan":
-        return Deny(PLAN_REFUSAL.format(tool=call.name, why=""))
+        return plan_refusal(call.name, what=f"this would {'change' if os.path.lexists(path) else 'create'} {shown}")
     if where:
         if vouched:
             return Allow(f"allowed by {vouched}")
@@ -172,7 +152,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         return Allow(f"allowed by {allowed}")
     if mode in ("accept-edits", "auto"):
         return Allow(f"{mode} mode changes files inside the working directory")
-    return Ask(f"changes {shown}", "ordinary", (grant,))
+    return Ask(f"{'changes' if os.path.lexists(path) else 'creates'} {shown}", "ordinary", (grant,))
 
 
 # ---- network ------------------------------------------------------------------------------------------------

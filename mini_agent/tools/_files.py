@@ -104,11 +104,22 @@ def ensure_parent_directory(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise ToolError(
-            f"Cannot create {path}: a part of {path.parent} is an existing file, not a directory."
-        ) from None
+        raise ToolError(_not_a_directory(path)) from None
     except OSError as exc:
         raise ToolError(os_error_message(exc, path.parent, "create the directory")) from None
+
+
+def parent_problem(path: Path) -> None:
+    """ensure_parent_directory's refusal when a file stands where a folder of `path` should be, creating nothing."""
+    ancestor = path.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not os.path.isdir(ancestor):
+        raise ToolError(_not_a_directory(path))
+
+
+def _not_a_directory(path: Path) -> str:
+    return f"Cannot create {path}: a part of {path.parent} is an existing file, not a directory."
 
 
 def _entry_names(directory: Path) -> list[str]:

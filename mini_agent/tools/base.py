@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from mini_agent.tools._stamps import FileStamp
+
 if TYPE_CHECKING:
     from mini_agent.safety.secrets import SecretSet
 
@@ -35,64 +37,6 @@ class ToolInterrupted(KeyboardInterrupt):
 
 class NetworkError(ToolError):
     """The tool could not reach the network; repeated ones mark the tool as degraded."""
-
-
-HASHED_UP_TO = 64 * 1024 * 1024
-"""Files up to this size are fingerprinted by content (sha256, ~50 ms for the largest); bigger ones by metadata."""
-
-
-@dataclass(frozen=True)
-class FileStamp:
-    """What a file looked like when the agent last read or wrote it.
-
-    Size and mtime alone can lie: a same-size change within one timestamp tick (coarse clocks, 1-2 s on some
-    file systems) or a `touch -r` back keeps both. So the stamp holds a hash of the content, and only a
-    different content makes the file stale: a `touch` alone does not. Files over HASHED_UP_TO are not hashed
-    (reading a page of a huge log must stay cheap); for them any change of size, mtime, ctime or inode counts.
-    """
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    identity: tuple[int, int]
-    """(device, inode): a file replaced by another one is a different file even with the same times."""
-    digest: bytes | None
-
-    @classmethod
-    def of(cls, path: Path, data: bytes | None = None) -> FileStamp:
-        """The file as it is now; `data`, when given, is its whole content (what we just wrote or read)."""
-        info = path.stat()
-        if info.st_size > HASHED_UP_TO:
-            data_digest: bytes | None = None
-        else:
-            data_digest = _digest(data) if data is not None else _file_digest(path)
-        return cls(info.st_size, info.st_mtime_ns, info.st_ctime_ns, (info.st_dev, info.st_ino), data_digest)
-
-    def unchanged(self, path: Path, data: bytes | None = None) -> bool:
-        """Whether the file still holds what this stamp saw; `data` is its current content when already read."""
-        info = path.stat()
-        if info.st_size != self.size:
-            return False
-        if self.digest is None:
-            return (info.st_mtime_ns, info.st_ctime_ns, (info.st_dev, info.st_ino)) == (
-                self.mtime_ns,
-                self.ctime_ns,
-                self.identity,
-            )
-        return (_digest(data) if data is not None else _file_digest(path)) == self.digest
-
-
-def _digest(data: bytes) -> bytes:
-    import hashlib
-
-    return hashlib.sha256(data).digest()
-
-
-def _file_digest(path: Path) -> bytes:
-    import hashlib
-
-    with open(path, "rb") as stream:
-        return hashlib.file_digest(stream, "sha256").digest()
 
 
 @dataclass
@@ -167,6 +111,8 @@ class ToolResult:
     content: str
     is_error: bool = False
     network_error: bool = False
+    shown: str | None = None
+    """One plain line a human is shown instead of `content`, when that is written for the model."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +127,9 @@ class Tool:
     """A paragraph for system-prompt segment 2: when and how to use the tool well."""
     risk: Risk
     validator: Any = field(repr=False, compare=False)
+    precheck: Callable[..., None] | None = field(default=None, repr=False, compare=False)
+    """`precheck(ctx, **arguments)` raises the ToolError running the call would raise, without changing
+    anything, so a call that cannot succeed is never put to a human for approval."""
 
     def schema(self) -> dict:
         """The tool as the Messages API `tools` parameter expects it."""
@@ -224,12 +173,17 @@ def _describe_error(error: dict) -> str:
     return f"'{where}': {message}"
 
 
-def tool(*, risk: Risk, guidance: str) -> Callable[[Callable[..., str]], Tool]:
-    """Turn a typed function `fn(ctx, ...) -> str` with a Google-style docstring into a Tool."""
+def tool(
+    *, risk: Risk, guidance: str, precheck: Callable[..., None] | None = None
+) -> Callable[[Callable[..., str]], Tool]:
+    """Turn a typed function `fn(ctx, ...) -> str` with a Google-style docstring into a Tool.
+
+    `precheck` takes the same arguments as `fn` and raises, without side effects, the ToolError `fn` would.
+    """
 
     def decorate(fn: Callable[..., str]) -> Tool:
         description, validator, schema = _describe(fn)
-        return Tool(fn.__name__, description, schema, fn, " ".join(guidance.split()), risk, validator)
+        return Tool(fn.__name__, description, schema, fn, " ".join(guidance.split()), risk, validator, precheck)
 
     return decorate
 

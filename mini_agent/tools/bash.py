@@ -52,7 +52,14 @@ REQUEST_ENV_LIMIT = 32_768
 SANDBOX_ALLOWS = {"read-only": "no writes but $TMPDIR", "workspace-write": "writes only in the project and temp dirs"}
 
 
-@tool(risk="exec", guidance=GUIDANCE)
+def _check(ctx: ToolContext, command: str, **_: object) -> None:
+    if not command.strip():
+        raise ToolError("command is empty. Pass the shell command to run, e.g. `ls -la`.")
+    if not ctx.cwd.is_dir():
+        raise ToolError(f"The working directory {ctx.cwd} no longer exists. Use an absolute path, e.g. `cd /path`.")
+
+
+@tool(risk="exec", guidance=GUIDANCE, precheck=_check)
 def bash(
     ctx: ToolContext,
     command: CommandText,
@@ -74,10 +81,7 @@ def bash(
         outside_sandbox: Ask the user to run this command outside the OS sandbox. Only after the sandbox blocked
             it (the result said so) and the task needs the write or the network access it was denied.
     """
-    if not command.strip():
-        raise ToolError("command is empty. Pass the shell command to run, e.g. `ls -la`.")
-    if not ctx.cwd.is_dir():
-        raise ToolError(f"The working directory {ctx.cwd} no longer exists. Use an absolute path, e.g. `cd /path`.")
+    _check(ctx, command)
     output = BoundedOutput(OUTPUT_LIMIT // 2, OUTPUT_LIMIT // 2)
     descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
     os.close(descriptor)

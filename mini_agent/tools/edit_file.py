@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.tools._arguments import PathText
@@ -12,6 +13,7 @@ from mini_agent.tools._files import (
     missing_path_message,
     numbered,
     os_error_message,
+    parent_problem,
     require_regular_file,
 )
 from mini_agent.tools._textfile import Encoding, LfView, count_lines, decode_file, write_atomic
@@ -34,7 +36,27 @@ numbers: copy from it, do not guess.
 """
 
 
-@tool(risk="write", guidance=GUIDANCE)
+@dataclass(frozen=True)
+class _Edit:
+    """An edit worked out in full but not yet written: what the run writes, and all the precheck needs."""
+
+    target: Path
+    before: str
+    spans: list[tuple[int, int]]
+    new: str
+    data: bytes
+    """The edited file's bytes, in its own encoding and line endings."""
+    new_text: str
+
+
+def _check(ctx: ToolContext, path: str, old_string: str, new_string: str, replace_all: bool = False) -> None:
+    """Everything edit_file checks, nothing written: a doomed edit is refused before anyone is asked."""
+    target = ctx.resolve(path)
+    if _plan(ctx, target, old_string, new_string, replace_all) is None:
+        _creatable(target)
+
+
+@tool(risk="write", guidance=GUIDANCE, precheck=_check)
 def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str, replace_all: bool = False) -> str:
     """Replace exact text in a file.
 
@@ -51,10 +73,23 @@ def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str
         replace_all: Replace every occurrence of old_string instead of requiring exactly one.
     """
     target = ctx.resolve(path)
+    edit = _plan(ctx, target, old_string, new_string, replace_all)
+    if edit is None:
+        return _create(ctx, target, new_string)
+    try:
+        write_atomic(target, edit.data, ctx.data_dir)
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, target, "write")) from None
+    ctx.remember(target, edit.data)
+    return _report(target, edit.before, _lf(edit.new_text), edit.spans, edit.new)
+
+
+def _plan(ctx: ToolContext, target: Path, old_string: str, new_string: str, replace_all: bool) -> _Edit | None:
+    """The edit as it would be written, or None for a creation; ToolError when it cannot succeed."""
     if old_string == new_string:
         raise ToolError("old_string and new_string are identical, so the edit would change nothing.")
     if not old_string:
-        return _create(ctx, target, new_string)
+        return None
     if not os.path.lexists(target):
         raise ToolError(
             missing_path_message(target)
@@ -75,26 +110,37 @@ def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str
         raise ToolError("old_string and new_string differ only in line endings, so the edit would change nothing.")
     spans = find_spans(view.text, old, replace_all)
     updated = view.replace(spans, new)
-    ctx.remember(target, _write(ctx, target, updated, encoding))
-    return _report(target, view.text, _lf(updated), spans, new)
+    return _Edit(target, view.text, spans, new, _encode(target, updated, encoding), updated)
 
 
 def _lf(text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _create(ctx: ToolContext, target: Path, content: str) -> str:
+def _creatable(target: Path) -> bool:
+    """Whether an empty old_string may create `target` (True) or fill it, being an empty file (False)."""
     if os.path.lexists(target):
         if require_regular_file(target, "edited").st_size:
             raise ToolError(
                 f"{target} already exists and is not empty, so old_string cannot be empty. To change part of it, "
                 "set old_string to the text to replace; to replace all of it, read it and use write_file."
             )
-        verb = "Filled the empty file"
-    else:
+        return False
+    parent_problem(target)
+    return True
+
+
+def _create(ctx: ToolContext, target: Path, content: str) -> str:
+    creating = _creatable(target)
+    if creating:
         ensure_parent_directory(target)
-        verb = "Created"
-    ctx.remember(target, _write(ctx, target, content, Encoding("utf-8")))
+    data = _encode(target, content, Encoding("utf-8"))
+    try:
+        write_atomic(target, data, ctx.data_dir)
+    except OSError as exc:
+        raise ToolError(os_error_message(exc, target, "write")) from None
+    ctx.remember(target, data)
+    verb = "Created" if creating else "Filled the empty file"
     lines = count_lines(content)
     return f"{verb} {target} ({lines} line{'s' if lines != 1 else ''})."
 
@@ -106,20 +152,14 @@ def _read_bytes(path: Path) -> bytes:
         raise ToolError(os_error_message(exc, path, "read")) from None
 
 
-def _write(ctx: ToolContext, path: Path, text: str, encoding: Encoding) -> bytes:
-    """Write the text atomically; the bytes now in the file."""
+def _encode(path: Path, text: str, encoding: Encoding) -> bytes:
     try:
-        data = encoding.encode(text)
+        return encoding.encode(text)
     except UnicodeEncodeError as exc:
         raise ToolError(
             f"{path} is encoded as {encoding.label}, which cannot represent {exc.object[exc.start : exc.end]!r} "
             "in new_string. Use characters that encoding has (or an escape the file's language allows)."
         ) from None
-    try:
-        write_atomic(path, data, ctx.data_dir)
-    except OSError as exc:
-        raise ToolError(os_error_message(exc, path, "write")) from None
-    return data
 
 
 def _report(path: Path, before: str, after: str, spans: list[tuple[int, int]], new: str) -> str:

@@ -40,7 +40,11 @@ binary files and directories (use bash `ls` for those).
 """
 
 
-@tool(risk="read", guidance=GUIDANCE)
+def _check(ctx: ToolContext, path: str, offset: int = 1, limit: int = MAX_LIMIT) -> None:
+    require_regular_file(ctx.resolve(path))
+
+
+@tool(risk="read", guidance=GUIDANCE, precheck=_check)
 def read_file(
     ctx: ToolContext,
     path: PathText,

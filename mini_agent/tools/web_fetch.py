@@ -78,7 +78,11 @@ _cache: OrderedDict[str, Page] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-@tool(risk="network", guidance=GUIDANCE)
+def _check(ctx: ToolContext, url: str, offset: int = 0) -> None:
+    _checked_url(url)
+
+
+@tool(risk="network", guidance=GUIDANCE, precheck=_check)
 def web_fetch(ctx: ToolContext, url: str, offset: Annotated[int, Field(ge=0)] = 0) -> str:
     """Fetch a web page over HTTP(S) and return its content: HTML as Markdown, text formats as text.
 

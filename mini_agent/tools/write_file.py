@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 
 from mini_agent.tools._arguments import PathText
-from mini_agent.tools._files import ensure_parent_directory, os_error_message, require_regular_file
+from mini_agent.tools._files import ensure_parent_directory, os_error_message, parent_problem, require_regular_file
 from mini_agent.tools._textfile import SAMPLE_BYTES, UTF8, count_lines, dominant_newline, sniff_encoding, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
@@ -19,7 +19,16 @@ line-ending style.
 """
 
 
-@tool(risk="write", guidance=GUIDANCE)
+def _check(ctx: ToolContext, path: str, content: str) -> None:
+    """What write_file refuses before writing, checked without writing."""
+    target = ctx.resolve(path)
+    if _existing_file(target):
+        ctx.require_fresh(target)
+    else:
+        parent_problem(target)
+
+
+@tool(risk="write", guidance=GUIDANCE, precheck=_check)
 def write_file(ctx: ToolContext, path: PathText, content: str) -> str:
     """Write a file with the given content, replacing everything in it.
 

@@ -1,15 +1,15 @@
 """The only code that asks a human whether a tool call may run.
 
-On a terminal: the call, the reason, the command's class or the change as a coloured diff, then one line of
-answer: `y` yes; `n` no; `n` followed by words (or any other words) no, and the words go to the model; one
-letter per "always" answer on offer (this exact command, this command prefix, edits to this file, this host).
-Ctrl-C means no and ends the turn. Without a terminal, nobody is asked: the call is refused with the flag or
-rule that would allow it.
+On a terminal: the call, why it asks, the command or the change as a coloured diff (ui/approval_view.py), then
+one key, no Enter: `y` yes; `n` no, then a line for words to the model (Enter alone sends none); Enter alone is
+no, the default; one letter per "always" answer on offer (this exact command, this command prefix, edits to this
+file, this host); `v` shows the whole of a diff cut to fit the screen. Any other key is not an answer: the
+question says which keys are. Ctrl-C means no and ends the turn. Without a terminal, nobody is asked: the call
+is refused with the flag or rule that would allow it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -17,13 +17,12 @@ from typing import TextIO
 
 from mini_agent.safety.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Decision, Deny, refusal_without_human
-from mini_agent.ui.render import describe_call
+from mini_agent.ui.approval_view import FULL_DIFF_KEY, approval_block
+from mini_agent.ui.keys import ENTER, Keys, TerminalKeys
 
-YES = {"y", "yes"}
-NO = {"n", "no", ""}
-COLOURS = {"destructive": "31", "sensitive": "33", "ordinary": "36", "read-only": "32"}
-SHOWN_ELSEWHERE = {"command", "content", "old_string", "new_string"}
-"""Arguments shown as the command line or as the diff rather than in the argument list."""
+YES = "y"
+NO = "n"
+ESCAPE = "\x1b"
 
 
 def refuse_without_human(request: ApprovalRequest) -> Decision:
@@ -32,84 +31,88 @@ def refuse_without_human(request: ApprovalRequest) -> Decision:
 
 
 def ask_on_terminal(
-    err: TextIO, read_line: Callable[[str], str] | None = None
+    err: TextIO, keys: Keys | None = None, size: Callable[[], os.terminal_size] | None = None
 ) -> Callable[[ApprovalRequest], Decision]:
-    """Show the call on stderr and read the answer from the terminal."""
+    """Show the call on stderr and read the answer, one key, from the terminal on stdin."""
 
-    def read_from_stdin(prompt: str) -> str:
-        err.write(prompt)
-        err.flush()
-        line = sys.stdin.readline()
-        if not line:
-            raise EOFError
-        return line
+    def terminal_size() -> os.terminal_size:
+        try:
+            return os.get_terminal_size(err.fileno())
+        except (OSError, ValueError, AttributeError):
+            return os.terminal_size((80, 24))
 
-    read_line = read_line or read_from_stdin
+    size = size or terminal_size
 
     def confirm(request: ApprovalRequest) -> Decision:
+        reader = keys or TerminalKeys(sys.stdin.fileno(), err)
         paint = _painter(err)
-        _show(request, err, paint)
-        keys = "/".join(["y", "n", *(grant.key for grant in request.ask.grants)])
+        columns, rows = size()
+        shown = approval_block(request, paint, rows, columns)
+        _write(err, "\n".join(shown.lines) + "\n")
+        on_offer = [YES, NO, *(grant.key for grant in request.ask.grants)]
+        prompt = paint("1", f"Allow? [{'/'.join(on_offer)}] ")
+        reader.discard_typeahead()  # keys typed before the question was shown must not answer it
         try:
-            answer = read_line(paint("1", f"Allow? [{keys}] ")).strip()
-        except EOFError:
-            answer = ""
+            while True:
+                _write(err, prompt)
+                try:
+                    key = reader.key()
+                except EOFError:
+                    key = ENTER
+                if key == FULL_DIFF_KEY and shown.diff:
+                    _write(err, "\n" + "\n".join([*shown.diff, shown.header, shown.lines[-1]]) + "\n")
+                    continue
+                decision = _answer(key, request, reader, err)
+                if decision is not None:
+                    return decision
+                if key == ESCAPE:  # the rest of an arrow key's sequence is no answer either
+                    reader.discard_typeahead()
+                keys_named = ", ".join(on_offer) + (f", {FULL_DIFF_KEY}" if shown.diff else "")
+                _write(err, f"\n  {paint('2', f'Press one of {keys_named}, or Enter for no.')}\n")
         except KeyboardInterrupt:
-            err.write("\n")
+            _write(err, "\n")
             return Deny(
                 f"The user refused {request.tool.name} and stopped the turn (Ctrl-C). Wait for their next message.",
                 stop_turn=True,
             )
-        return interpret(answer, request)
 
     return confirm
 
 
-def interpret(answer: str, request: ApprovalRequest) -> Decision:
-    """One line of answer as a decision: yes, an "always" grant, or no with the user's words for the model."""
-    word, _, rest = answer.strip().partition(" ")
-    lowered = word.lower().rstrip(",.!")
-    if lowered in YES:
+def _answer(key: str, request: ApprovalRequest, reader: Keys, err: TextIO) -> Decision | None:
+    """The decision a key makes, or None for a key that is no answer; `n` reads the words that follow it."""
+    lowered = key.lower()
+    if lowered == YES:
+        _write(err, "yes\n")
         return Allow("the user allowed it")
     for grant in request.ask.grants:
-        if lowered == grant.key and not rest:
+        if lowered == grant.key:
+            _write(err, f"{grant.label}\n")
             return Allow(f"the user allowed it: {grant.label}", grant.rules)
-    message = rest.strip() if lowered in NO else answer.strip()
-    declined = f"The user declined to run {request.tool.name}."
+    if key == ENTER:
+        _write(err, "no\n")
+        return declined(request.tool.name, "")
+    if lowered == NO:
+        _write(err, "no · why, for the model (Enter to skip): ")
+        try:
+            words = reader.line()
+        except EOFError:
+            words = ""
+        return declined(request.tool.name, words)
+    return None
+
+
+def declined(tool: str, words: str) -> Deny:
+    """No, with the user's words for the model when they gave some."""
+    message = " ".join(words.split())
     if message:
-        return Deny(f"{declined} Their message: {message}")
-    return Deny(f"{declined} Ask them how they want to proceed.")
+        return Deny(f"The user declined to run {tool}. Their message: {message}")
+    return Deny(f"The user declined to run {tool}. Ask them how they want to proceed.")
 
 
-def _show(request: ApprovalRequest, err: TextIO, paint: Callable[[str, str], str]) -> None:
-    ask = request.ask
-    colour = COLOURS.get(ask.risk, "36")
-    print(f"\n{paint(colour, '●')} {describe_call(request.tool.name, request.arguments)} needs your approval", file=err)
-    print(f"  {paint(colour, ask.reason)}", file=err)
-    if request.tool.name == "bash":
-        print(f"  $ {request.arguments.get('command', '')}", file=err)
-        if ask.classification and ask.classification != ask.reason:
-            print(f"  {paint('2', 'class: ' + ask.classification)}", file=err)
-    shown = {key: value for key, value in request.arguments.items() if key not in SHOWN_ELSEWHERE}
-    if request.tool.name != "bash" and shown:
-        print(f"  {paint('2', json.dumps(shown, ensure_ascii=False))}", file=err)
-    if request.preview:
-        _print_diff(request.preview, err, paint)
-    options = ["y yes", "n no (add words to tell the model why)"]
-    options += [f"{grant.key} {grant.label}" for grant in ask.grants]
-    print("  " + paint("2", " · ".join(options)), file=err)
+def _write(err: TextIO, text: str) -> None:
+    err.write(text)
     err.flush()
-
-
-def _print_diff(diff: str, err: TextIO, paint: Callable[[str, str], str]) -> None:
-    for line in diff.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            line = paint("32", line)
-        elif line.startswith("-") and not line.startswith("---"):
-            line = paint("31", line)
-        elif line.startswith("@@"):
-            line = paint("36", line)
-        print(f"  {line}", file=err)
 
 
 def _painter(err: TextIO) -> Callable[[str, str], str]:

@@ -262,7 +262,9 @@ class ReplRenderer:
         head = f"{g.call} {describe_call(event.name, event.input)}"
         content = _HINT.sub("", event.result.content)
         exit_code = _exit_code(content) if event.name == "bash" else None
-        if event.result.is_error:
+        if event.result.shown:  # a refusal written for the model: the human gets its plain line, below, whole
+            ok, outcome, detail = False, f"{g.fail} not run", []
+        elif event.result.is_error:
             ok, outcome = False, f"{g.fail} {first_line(content)}"
             detail = [line for line in content.strip().splitlines()[1:] if line.strip()][:DETAIL_LINES]
         elif exit_code:
@@ -275,6 +277,8 @@ class ReplRenderer:
         head, outcome = self._fit(self._plain(head), self._plain(outcome))
         line = Text.assemble((head[:1], "cyan"), head[1:], " ", (outcome, "green" if ok else "red"))
         self.console.print(line, no_wrap=True, overflow="crop")
+        if event.result.shown:
+            self.console.print(Text("    " + self._plain(event.result.shown), style="yellow"))  # wrapped, never cut
         for text in detail:
             self.console.print(Text(clip("    " + self._plain(text), self.width, g.ellipsis), style="dim"))
         if event.name in ("edit_file", "write_file"):

@@ -40,6 +40,10 @@ class Repl:
 
         self.agent = build(self.renderer, confirm)
         self.sessions.attach(self.agent)
+        from mini_agent.ui.repl_input import ModeSwitch
+
+        self.modes = ModeSwitch(lambda: self.agent.mode, self._set_mode)
+        self.modes.auto_confirmed = self.agent.mode == "auto"  # chosen at start (--yes): asked for already
         self.commands = self._commands()
 
     # ---- the loop -------------------------------------------------------------------------------------------
@@ -48,7 +52,7 @@ class Repl:
         from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
 
         completer = ReplCompleter(self.commands.names, lambda: self.agent.ctx.cwd)
-        session = prompt_session(self.settings.data_dir / "history", completer, key_bindings(self._cycle_mode))
+        session = prompt_session(self.settings.data_dir / "history", completer, key_bindings(self.modes))
         self._banner()
         pending = [warm_up] if warm_up else []
 
@@ -76,6 +80,12 @@ class Repl:
         from prompt_toolkit.formatted_text import HTML
 
         mode = self.agent.mode
+        if self.modes.asking:
+            return HTML(
+                "<ansiyellow>Switch to auto? Edits and commands run without asking (destructive ones and secrets "
+                "leaving still ask). y: switch · any other key: stay in {mode} · Shift+Tab: skip to plan</ansiyellow>"
+                "\n› ".replace("{mode}", mode)
+            )
         return HTML(f"<ansigray>[{mode}]</ansigray> › ") if mode != "default" else HTML("› ")
 
     def _banner(self) -> None:
@@ -107,10 +117,8 @@ class Repl:
             self.renderer.turn_finished(result, self.agent.session, self.agent.window(), self.agent.overhead())
         self.console.print()
 
-    def _cycle_mode(self) -> None:
-        from mini_agent.ui.repl_input import next_mode
-
-        self.agent.mode = next_mode(self.agent.mode)
+    def _set_mode(self, mode: str) -> None:
+        self.agent.mode = mode
 
     # ---- slash commands -------------------------------------------------------------------------------------
 

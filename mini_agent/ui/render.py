@@ -63,7 +63,9 @@ class ProgressRenderer:
         elif isinstance(event, ToolStarted):
             self._line(f"● {describe_call(event.name, event.input)}")
         elif isinstance(event, ToolFinished):
-            if event.result.is_error:
+            if event.result.shown:  # a line made for a human, to be shown whole (a flag cut in two is useless)
+                self._line(f"  ✗ {describe_call(event.name, event.input)}: {event.result.shown}")
+            elif event.result.is_error:
                 self._line(f"  ✗ {describe_call(event.name, event.input)}: {first_line(event.result.content)}")
             else:
                 self._line(f"  ✓ {event.name} ({event.duration:.1f}s)")

@@ -2,7 +2,8 @@
 
 Enter sends; Alt+Enter or Esc then Enter inserts a newline; pasted text keeps its newlines (bracketed paste).
 Tab completes slash commands and `@path` mentions. Shift+Tab cycles the permission mode, which the prompt
-shows. Ctrl-C clears the line; Ctrl-D on an empty line exits.
+shows; the first move into auto in a session waits for a `y`, since one key press would otherwise end every
+question. Ctrl-C clears the line; Ctrl-D on an empty line exits.
 """
 
 from __future__ import annotations
@@ -25,6 +26,34 @@ SKIPPED_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_c
 def next_mode(mode: str) -> str:
     """The mode after `mode` in the Shift+Tab cycle (bypass, chosen at start-up, steps into the cycle)."""
     return MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if mode in MODE_CYCLE else MODE_CYCLE[0]
+
+
+class ModeSwitch:
+    """Shift+Tab's cycle through the modes, with a yes before the first move into auto in a session."""
+
+    def __init__(self, get: Callable[[], str], set_mode: Callable[[str], None]) -> None:
+        self.get, self.set = get, set_mode
+        self.asking = False
+        """The prompt is asking whether to switch to auto."""
+        self.auto_confirmed = False
+
+    def cycle(self) -> None:
+        if self.asking:  # Shift+Tab again at the question: auto is passed over
+            self.asking = False
+            self.set(next_mode("auto"))
+            return
+        mode = next_mode(self.get())
+        if mode == "auto" and not self.auto_confirmed:
+            self.asking = True
+            return
+        self.set(mode)
+
+    def answer(self, yes: bool) -> None:
+        """The answer to "switch to auto?": `y`, or any other key for no (the mode stays)."""
+        if self.asking and yes:
+            self.auto_confirmed = True
+            self.set("auto")
+        self.asking = False
 
 
 class ReplCompleter(Completer):
@@ -68,8 +97,12 @@ class ReplCompleter(Completer):
                 return
 
 
-def key_bindings(on_mode_change: Callable[[], None]) -> KeyBindings:
+def key_bindings(modes: ModeSwitch) -> KeyBindings:
+    from prompt_toolkit.filters import Condition
+    from prompt_toolkit.keys import Keys
+
     bindings = KeyBindings()
+    asking = Condition(lambda: modes.asking)
 
     @bindings.add("enter")
     def _send(event) -> None:
@@ -81,7 +114,20 @@ def key_bindings(on_mode_change: Callable[[], None]) -> KeyBindings:
 
     @bindings.add("s-tab")
     def _cycle(event) -> None:
-        on_mode_change()
+        modes.cycle()
+        event.app.invalidate()
+
+    # While the prompt asks about auto, keys answer it and are not typed (the last binding added wins).
+    @bindings.add("y", filter=asking)
+    @bindings.add("Y", filter=asking)
+    def _auto(event) -> None:
+        modes.answer(True)
+        event.app.invalidate()
+
+    @bindings.add(Keys.Any, filter=asking)
+    @bindings.add("enter", filter=asking)
+    def _stay(event) -> None:
+        modes.answer(False)
         event.app.invalidate()
 
     return bindings

@@ -56,6 +56,8 @@ class Part:
     forms: tuple[str, ...]
     """`text` and the commands inside its wrappers (`npm test` for `timeout 5 npm test`, the code of
     `bash -c '...'`): permission rules match any of these."""
+    written: str = ""
+    """The command as the model wrote it, quotes kept: what a human is shown (`git commit -m "a b"`)."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,8 @@ class _Checker:
             found.verdicts += self.script(script.value, depth + 1, command.upstream if command.piped else None)
         verdict = worst(found.verdicts) or read_only("only sets variables" if command.assignments else "only redirects")
         text = _text(command)
-        self.parts.append(Part(text, verdict.kind, verdict.reason, tuple(dict.fromkeys([text, *found.forms]))))
+        forms = tuple(dict.fromkeys([text, *found.forms]))
+        self.parts.append(Part(text, verdict.kind, verdict.reason, forms, _text(command, quoted=True)))
         self.place = replace(self.place.wrote(writes.targets("", (), command.redirects)), ran_before=True)
         if name in ("cd", "pushd", "popd"):  # even in a pipeline or subshell: the views keep the old directory
             self._move(name, words)
@@ -265,9 +268,14 @@ class _Checker:
             self.place = self.place.moved(operands[0] if operands else None)
 
 
-def _text(command: Command) -> str:
-    settings = [f"{a.name}={a.value.shown if a.value is not None else '(...)'}" for a in command.assignments]
+def _text(command: Command, quoted: bool = False) -> str:
+    """The command's words joined by single spaces: as they run, or as written (`quoted`)."""
+
+    def show(word: Word) -> str:
+        return word.text if quoted else word.shown
+
+    settings = [f"{a.name}={show(a.value) if a.value is not None else '(...)'}" for a in command.assignments]
     redirects = [redirect.text for redirect in command.redirects]
     if command.declaration:
-        return " ".join([command.words[0].shown, *settings, *(w.shown for w in command.words[1:]), *redirects])
-    return " ".join([*settings, *(word.shown for word in command.words), *redirects])
+        return " ".join([show(command.words[0]), *settings, *(show(w) for w in command.words[1:]), *redirects])
+    return " ".join([*settings, *(show(word) for word in command.words), *redirects])
