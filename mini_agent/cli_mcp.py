@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
             trust = "" if row["origin"] == "user" else ("  trusted" if row["trusted"] else "  not trusted yet")
             print(f"{row['name']}  {row['definition']}  ({row['origin']}: {row['source']}){trust}")
 
-    @mcp_app.command("add", context_settings={"allow_interspersed_args": False})
+    @mcp_app.command("add")
     def add_command(
         name: str = typer.Argument(..., help="The server's name: its tools are mcp__NAME__TOOL."),
         command: list[str] = typer.Argument(None, help="The command and its arguments (after --), for stdio."),
