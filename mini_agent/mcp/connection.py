@@ -8,9 +8,7 @@ has one supervising task that opens the transport and the session, lists the too
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import tempfile
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -43,6 +41,8 @@ class EventLoop:
     _lock = threading.Lock()
 
     def __init__(self) -> None:
+        import asyncio  # not at module level: ~25 ms that a REPL's start-up must not pay
+
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="mcp-loop", daemon=True)
         self.thread.start()
@@ -56,6 +56,8 @@ class EventLoop:
 
     def run(self, coroutine: Coroutine[Any, Any, Any], timeout: float | None) -> Any:
         """Run a coroutine on the loop and wait for it; TimeoutError after `timeout` seconds (it is cancelled)."""
+        import asyncio
+
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         try:
             return future.result(timeout)
@@ -77,7 +79,7 @@ class Connection:
         self._session: Any = None
         self._run = 0
         """Which start the current session belongs to: a run that ends late must not touch its successor."""
-        self._stop: asyncio.Event | None = None
+        self._stop: Any = None  # the running start's asyncio.Event
         self._ready = threading.Event()
         self._task: Any = None
         self._lock = threading.Lock()
@@ -93,6 +95,8 @@ class Connection:
             self._run += 1
             self._ready.clear()
             self.status, self.error = "starting", ""
+            import asyncio
+
             loop = EventLoop.shared()
             self._task = asyncio.run_coroutine_threadsafe(self._supervise(self._run), loop.loop)
             _RUNNING.add(self)
@@ -144,6 +148,8 @@ class Connection:
     # ---- on the loop ---------------------------------------------------------------------------------------
 
     async def _supervise(self, run: int) -> None:
+        import asyncio
+        import tempfile
         from contextlib import AsyncExitStack
 
         from mcp import ClientSession

@@ -6,7 +6,6 @@ Pure code apart from reading `.mcp.json`: no SDK import here, so reading the con
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -46,6 +45,8 @@ class ServerDef:
 
     def digest(self) -> str:
         """A stable hash of what the definition runs: a changed command, argument or URL asks for trust again."""
+        import hashlib  # not at start-up: every run reads the definitions, few need their hash
+
         written = {
             "transport": self.transport,
             "command": self.command,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 
@@ -27,6 +26,8 @@ class TrustStore:
 
     def trust(self, server: ServerDef) -> None:
         """Remember the human's yes for this exact definition."""
+        import tempfile
+
         with self._lock:
             data = self._read()
             data.setdefault(server.source, {})[server.name] = server.digest()
