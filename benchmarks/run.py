@@ -41,6 +41,7 @@ RUNS = {
     "render": (3, 1),
     "sandbox": (5, 2),
     "faults": (50, 15),
+    "mcp": (5, 2),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -97,6 +98,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _faults.fault_rows(runs("faults"))
 
+    def mcp() -> list[Row]:
+        import _mcp
+
+        return _mcp.mcp_rows(runs("mcp"))
+
     return {
         "version": lambda: _startup.version(runs("version")),
         "help": lambda: _startup.help_(runs("help")),
@@ -113,6 +119,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "render": render,
         "sandbox": sandbox,
         "faults": faults,
+        "mcp": mcp,
     }
 
 

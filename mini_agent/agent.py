@@ -88,6 +88,8 @@ class Agent:
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.before_change: Callable[[], None] | None = None
         """Called before each tool that may change files runs (write and exec tools): the undo snapshot."""
+        self.mcp = None
+        """The session's MCP servers (an `mcp.manager.McpManager`) when any are configured, for /mcp."""
         if keeper is None:
             from mini_agent.context.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)

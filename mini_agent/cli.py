@@ -15,6 +15,7 @@ import typer
 from mini_agent import __version__
 from mini_agent.cli_common import fail, settings_from
 from mini_agent.cli_inspect import register
+from mini_agent.cli_mcp import register as register_mcp
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
 
@@ -97,6 +98,9 @@ def run(
     compact: bool = typer.Option(
         False, "--compact", help="Compact the conversation before the task runs (with --compact-focus as focus)."
     ),
+    trust_project_mcp: bool = typer.Option(
+        False, "--trust-project-mcp", help="Start the project's MCP servers (.mcp.json) without asking."
+    ),
     show_prompt: bool = typer.Option(
         False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."
     ),
@@ -133,6 +137,7 @@ def run(
             compact_threshold=compact_threshold,
             compact_focus=compact_focus,
             compact_first=compact or None,
+            trust_project_mcp=trust_project_mcp or None,
         )
         if settings.permission_mode == "bypass":
             _warn_bypass()
@@ -170,6 +175,7 @@ def run(
 
 
 register(app)  # permissions, check-command, config, sandbox
+register_mcp(app)  # mcp list|add|remove
 
 
 def _warn_bypass() -> None:

@@ -41,8 +41,10 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "compact_threshold": (int, float),
     "compact_model": str,
     "context_timeout": (int, float),
+    "mcp_timeout": (int, float),
+    "trust_project_mcp": bool,
 }
-USER_ONLY = ("provider", "base_url", "api_key_variable")
+USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp")
 """A project's file cannot send the user's key to another server."""
 PROJECT_MODES = ("default", "plan")
 """A project's file may only make the mode stricter than the default."""
@@ -60,6 +62,7 @@ ENV_NUMBERS = {
     "context_budget": ("MINI_AGENT_CONTEXT_BUDGET", float),
     "compact_threshold": ("MINI_AGENT_COMPACT_THRESHOLD", float),
     "context_timeout": ("MINI_AGENT_CONTEXT_TIMEOUT", float),
+    "mcp_timeout": ("MINI_AGENT_MCP_TIMEOUT", float),
 }
 
 
@@ -105,16 +108,20 @@ def resolve(
     layers = _Layers()
     rules = Rules()
     config_files: tuple[Path, ...] = ()
+    mcp_servers: tuple = ()
     if files:
         user_path, project_path = user_config(user_dir), project_config(cwd)
         config_files = (user_path, project_path or cwd / ".mini-agent" / "config.toml")
-        user_data = read_toml(user_path)
+        user_data, project_data = read_toml(user_path), {}
         _apply_file(layers, user_data, user_path, project=False)
         rules += rules_in(user_data, Origin("user", str(user_path)))
         if project_path is not None:
             project_data = read_toml(project_path)
             _apply_file(layers, project_data, project_path, project=True)
             rules += rules_in(project_data, Origin("project", str(project_path)))
+        from mini_agent.mcp.servers import configured
+
+        mcp_servers = configured(user_data, user_path, project_data, project_path, cwd)
     _apply_env(layers, env)
     for name, value in (flags or {}).items():
         if value is not None:
@@ -129,6 +136,7 @@ def resolve(
         "rules": rules,
         "config_files": config_files,
         "cwd": cwd,
+        "mcp_servers": mcp_servers,
     }
     key_variable = layers.values.pop("api_key_variable", None)
     provider = layers.values.get("provider")
@@ -151,16 +159,19 @@ def resolve(
 def _apply_file(layers: _Layers, data: dict, path: Path, project: bool) -> None:
     # The provider first: its preset is the base that the file's own model or base_url refine.
     for name, value in sorted(data.items(), key=lambda item: item[0] != "provider"):
-        if name == "permissions":
+        if name in ("permissions", "mcp_servers"):
             continue
         if name not in FILE_KEYS:
             known = ", ".join(sorted(FILE_KEYS))
-            raise ConfigError(f"Unknown setting {name!r} in {path}; the settings are: {known}, [permissions].")
+            raise ConfigError(
+                f"Unknown setting {name!r} in {path}; the settings are: {known}, [permissions], [mcp_servers]."
+            )
         kind = FILE_KEYS[name]
-        if not isinstance(value, kind) or isinstance(value, bool):
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             raise ConfigError(f"{name} in {path} must be a {_type_name(kind)}, got {value!r}.")
         if project and name in USER_ONLY:
-            layers.notices.append(f"Ignored {name} in {path}: only your own config can choose where your key goes.")
+            why = "trust a project's MCP servers" if name == "trust_project_mcp" else "choose where your key goes"
+            layers.notices.append(f"Ignored {name} in {path}: only your own config can {why}.")
             continue
         if project and name == "permission_mode" and value not in PROJECT_MODES:
             layers.notices.append(
@@ -213,7 +224,7 @@ def _preset(name: str, source: str) -> Preset:
 
 def _type_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {int: "whole number", float: "number", str: "string"}
+    names = {int: "whole number", float: "number", str: "string", bool: "true or false"}
     return " or ".join(names[k] for k in kinds)
 
 

@@ -91,6 +91,12 @@ class Settings:
     """Compact the conversation before the run's turn, as `/compact` does (--compact)."""
     trace: bool = False
     """Show, per turn, what each context source and enricher added or why not (--trace)."""
+    mcp_servers: tuple = ()
+    """MCP servers (`mcp.servers.ServerDef`) from [mcp_servers] of the config files and the project's .mcp.json."""
+    trust_project_mcp: bool = False
+    """Start a project's MCP servers without asking (--trust-project-mcp, or the user's own config)."""
+    mcp_timeout: float = 10.0
+    """Seconds a one-shot run waits for its MCP servers before it goes on without the late ones."""
 
     @cached_property
     def secrets(self) -> list[str]:

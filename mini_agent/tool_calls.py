@@ -74,7 +74,8 @@ class ToolCalls:
             batch = []
             self._run_one(call, tool, arguments, confinement)
         self._run_batch(batch)
-        return [tool_result(c["id"], self._results[c["id"]].content, self._results[c["id"]].is_error) for c in calls]
+        done = self._results
+        return [tool_result(c["id"], r.content, r.is_error, r.blocks) for c in calls for r in (done[c["id"]],)]
 
     def _plan(self, call: dict) -> tuple[Tool, dict, object] | None:
         """Validate and authorise a call; a refusal or a malformed call is settled here as an error result.
@@ -198,7 +199,7 @@ class ToolCalls:
             return
         done = self._results
         blocks = [
-            tool_result(c["id"], done[c["id"]].content, done[c["id"]].is_error)
+            tool_result(c["id"], done[c["id"]].content, done[c["id"]].is_error, done[c["id"]].blocks)
             if c["id"] in done
             else tool_result(c["id"], reason, True)
             for c in calls

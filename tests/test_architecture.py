@@ -108,6 +108,7 @@ FORBIDDEN = {
     "mini_agent.undo": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent", "mini_agent.context"),
     "mini_agent.agent": ("mini_agent.ui", "mini_agent.cli"),
     "mini_agent.compaction": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
+    "mini_agent.mcp": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent", "mini_agent.context"),
     "mini_agent.events": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent", "mini_agent.compaction"),
 }
 

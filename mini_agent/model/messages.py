@@ -17,8 +17,10 @@ def user(*blocks: ContentBlockParam | str) -> MessageParam:
     return {"role": "user", "content": [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]}
 
 
-def tool_result(tool_use_id: str, content: str, is_error: bool = False) -> ContentBlockParam:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+def tool_result(tool_use_id: str, content: str, is_error: bool = False, blocks: tuple = ()) -> ContentBlockParam:
+    """`blocks`: more content after the text (an MCP tool's images)."""
+    body: Any = [{"type": "text", "text": content}, *blocks] if blocks else content
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": body}
     if is_error:
         block["is_error"] = True
     return block

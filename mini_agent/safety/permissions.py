@@ -39,6 +39,7 @@ from mini_agent.safety.decisions import (
     session_rule,
     vouches,
 )
+from mini_agent.safety.mcp_policy import check_mcp, is_mcp
 from mini_agent.safety.refusals import plan_refusal, refusal_without_human
 from mini_agent.safety.rules import FILE_TOOLS, Rule, Rules
 from mini_agent.safety.workspace import Workspace, secret_reason
@@ -75,6 +76,8 @@ def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandbo
         return _check_file(call, mode, rules, workspace)
     if call.name == "web_fetch":
         return _check_fetch(str(call.arguments.get("url", "")), mode, rules)
+    if is_mcp(call.name):
+        return check_mcp(call, mode, rules)
     if call.risk == "read" or mode == "bypass":
         return Allow(f"{call.name} only reads" if call.risk == "read" else "bypass mode runs everything")
     if mode == "plan":

@@ -8,6 +8,8 @@ Patterns by tool:
   home; `*` stays within one directory, `**` crosses directories, a trailing `/` means everything below.
 - web_fetch: a host (`docs.python.org`), `*.python.org` for its subdomains, or a URL glob when the pattern
   has `://`.
+- MCP tools take no pattern: `mcp__github__create_issue` names one tool, `mcp__github` or `mcp__github__*`
+  every tool of a server, and `*`/`?` glob names (safety/mcp_policy.py matches them).
 Pure code: no file reading here (config_files.py loads rules).
 """
 
@@ -26,7 +28,7 @@ EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")
 TOOLS = ("bash", "read_file", "write_file", "edit_file", "web_fetch")
 FILE_TOOLS = ("read_file", "write_file", "edit_file")
 OriginKind = Literal["user", "project", "flag", "session"]
-_RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_RULE = re.compile(r"^\s*([A-Za-z_][\w*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,12 @@ def parse_rule(text: str, effect: Effect, origin: Origin) -> Rule:
             f"Permission rule {text!r} ({origin}) is not `tool` or `tool(pattern)`, e.g. 'bash(npm test)'."
         )
     tool, pattern = match.group(1), match.group(2)
+    if tool.startswith("mcp__") and pattern is None:
+        return Rule(effect, tool, None, origin)  # an MCP tool, a server (`mcp__github`) or a glob of them
     if tool not in TOOLS:
         raise ConfigError(
-            f"Permission rule {text!r} ({origin}) names an unknown tool; the tools are {', '.join(TOOLS)}."
+            f"Permission rule {text!r} ({origin}) names an unknown tool; the tools are {', '.join(TOOLS)} "
+            "and mcp__<server>__<tool>."
         )
     if pattern is not None:
         pattern = pattern.strip()

@@ -20,7 +20,8 @@ from mini_agent.tools._stamps import FileStamp
 if TYPE_CHECKING:
     from mini_agent.safety.secrets import SecretSet
 
-Risk = Literal["read", "write", "exec", "network"]
+Risk = Literal["read", "write", "exec", "network", "mcp"]
+"""mcp: a tool of an MCP server, whose effects the agent cannot know (asks in default mode)."""
 
 
 class ToolError(Exception):
@@ -113,6 +114,8 @@ class ToolResult:
     network_error: bool = False
     shown: str | None = None
     """One plain line a human is shown instead of `content`, when that is written for the model."""
+    blocks: tuple[dict, ...] = ()
+    """Content blocks sent after the text, e.g. the images an MCP tool returned."""
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,14 @@ class ToolRegistry:
     def __init__(self, tools: list[Tool]) -> None:
         self._tools = {tool.name: tool for tool in tools}
         self._schemas = [tool.schema() for tool in tools]
+        self._builtin = len(tools)
+
+    def replace_extra(self, tools: list[Tool]) -> None:
+        """Set the tools added after the built-in ones (MCP servers'), in the given order. Both maps are
+        rebuilt and swapped whole, so a request being built on another thread sees the old set or the new."""
+        builtin = list(self._tools.values())[: self._builtin]
+        everything = [*builtin, *tools]
+        self._schemas, self._tools = [tool.schema() for tool in everything], {tool.name: tool for tool in everything}
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -242,7 +253,7 @@ class ToolRegistry:
 
     def guidance(self) -> str:
         """System-prompt segment 2: one paragraph per tool."""
-        return "\n".join(f"- **{tool.name}**: {tool.guidance}" for tool in self._tools.values())
+        return "\n".join(f"- **{tool.name}**: {tool.guidance}" for tool in self._tools.values() if tool.guidance)
 
     def call(self, name: str, arguments: object, ctx: ToolContext) -> ToolResult:
         """Run a tool; every failure comes back as an is_error result the model can read."""
@@ -263,7 +274,8 @@ def execute(tool: Tool, arguments: dict, ctx: ToolContext) -> ToolResult:
     """Run a tool on validated arguments; every failure comes back as an is_error result."""
     name = tool.name
     try:
-        return ToolResult(tool.fn(ctx, **arguments))
+        value = tool.fn(ctx, **arguments)
+        return value if isinstance(value, ToolResult) else ToolResult(value)
     except NetworkError as exc:
         return ToolResult(str(exc), is_error=True, network_error=True)
     except ToolError as exc:

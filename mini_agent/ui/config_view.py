@@ -13,6 +13,7 @@ from mini_agent.settings import DEFAULT_CONTEXT_WINDOW
 HIDDEN = {"api_key", "auth_token", "env_secrets", "rules", "config_files", "compact_first", "compact_focus", "trace"}
 """Never printed as values (credentials), shown by `mini-agent permissions` instead, or flags of one run that no
 file or variable sets (--compact, --compact-focus, --trace)."""
+HIDDEN.add("mcp_servers")  # listed, header values masked, by `mini-agent mcp list`
 UNSET = {
     "model": "(the first one the endpoint lists)",
     "context_window": f"(what the endpoint reports, else {DEFAULT_CONTEXT_WINDOW})",

@@ -149,6 +149,7 @@ class Repl:
         commands.add("/trace", "/trace on|off", "show what context each turn adds", self._trace)
         commands.add("/undo", "/undo", "restore the files the last turn changed", self._undo)
         commands.add("/resume", "/resume [id]", "continue an earlier session of this directory", self._resume)
+        commands.add("/mcp", "/mcp", "MCP servers: status, tools, errors", self._mcp)
         commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
         return commands
 
@@ -241,6 +242,12 @@ class Repl:
         elif not argument:
             self.renderer.trace = not self.renderer.trace
         self.console.print(f"[dim]trace {'on' if self.renderer.trace else 'off'}[/]")
+
+    def _mcp(self, argument: str) -> None:
+        from mini_agent.ui.mcp_view import status_lines
+
+        for line in status_lines(self.agent.mcp):
+            self.console.print(_escape(line), highlight=False)
 
     def _undo(self, argument: str) -> None:
         for line in self.sessions.undo_last(self.agent):

@@ -45,6 +45,13 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
+    servers = None
+    if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest
+        from mini_agent.ui import mcp_setup
+
+        servers = mcp_setup.prepare(settings, stdin is not None and stdin.isatty() and sys.stderr.isatty())
+        if not interactive:
+            servers.start()
     if not interactive:
         # Started only once the run is sure to go on: an interpreter that exits while a thread is still
         # importing native modules can crash on the way out.
@@ -59,7 +66,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.tools.base import ToolContext
 
     def build(emit, confirm) -> Agent:
-        return Agent(
+        agent = Agent(
             provider,
             default_tools(),
             settings,
@@ -70,6 +77,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
             confirm,
             keeper=context_keeper,
         )
+        if servers is not None:
+            mcp_setup.attach(agent, servers)
+            if not interactive:
+                mcp_setup.wait_for_servers(agent, servers, settings.mcp_timeout)
+        return agent
 
     from mini_agent.ui.lifecycle import SessionLifecycle
 
@@ -77,8 +89,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         from mini_agent.ui.interactive import run_interactive
 
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
-        # is on screen and overlaps the user's typing instead.
-        return run_interactive(build, settings, SessionLifecycle(settings, resume), provider.warm_up)
+        # is on screen and overlaps the user's typing instead. So do the MCP servers.
+        warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
+        return run_interactive(build, settings, SessionLifecycle(settings, resume), warm_up)
     from mini_agent.ui.oneshot import run_once
 
     can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()

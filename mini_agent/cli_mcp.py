@@ -1,0 +1,104 @@
+"""`mini-agent mcp list|add|remove`: the configured MCP servers, for people and scripts."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from mini_agent.cli_common import fail, settings_or_exit
+from mini_agent.errors import MiniAgentError
+
+
+def register(app: typer.Typer) -> None:
+    mcp_app = typer.Typer(help="The MCP servers the agent uses: list, add, remove.", rich_markup_mode=None)
+    app.add_typer(mcp_app, name="mcp", short_help="List, add or remove MCP servers.")
+
+    @mcp_app.command("list")
+    def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
+        """List the configured MCP servers, where each is defined, and whether a project's server is trusted."""
+        from mini_agent.mcp.trust import TrustStore
+
+        settings = settings_or_exit([], [])
+        store = TrustStore(settings.data_dir)
+        rows = [
+            {
+                "name": server.name,
+                "origin": server.origin,
+                "source": server.source,
+                "transport": server.transport,
+                "definition": server.summary(),
+                "trusted": store.trusted(server),
+            }
+            for server in settings.mcp_servers
+        ]
+        if as_json:
+            print(json.dumps(rows, indent=2))
+            return
+        if not rows:
+            print("No MCP servers configured. Add one with `mini-agent mcp add NAME -- COMMAND ARGS...`.")
+        for row in rows:
+            trust = "" if row["origin"] == "user" else ("  trusted" if row["trusted"] else "  not trusted yet")
+            print(f"{row['name']}  {row['definition']}  ({row['origin']}: {row['source']}){trust}")
+
+    @mcp_app.command("add")
+    def add_command(
+        name: str = typer.Argument(..., help="The server's name: its tools are mcp__NAME__TOOL."),
+        command: list[str] = typer.Argument(None, help="The command and its arguments (after --), for stdio."),
+        url: str = typer.Option("", "--url", help="A streamable HTTP server's URL instead of a command."),
+        env: list[str] = typer.Option([], "--env", "-e", help="KEY=VALUE for the command; ${VAR} expands."),
+        header: list[str] = typer.Option([], "--header", "-H", help="'Name: value' for HTTP; ${VAR} expands."),
+        scope: str = typer.Option("user", "--scope", help="user (your config) | project (.mini-agent/config.toml)."),
+    ) -> None:
+        """Add a server to your config (or the project's), e.g. `mcp add fs -- npx -y server-filesystem .`"""
+        from mini_agent.mcp.edit import add_server, server_toml
+
+        if bool(url) == bool(command):
+            fail("Give either a command (after --) or --url.")
+        pairs = dict(item.partition("=")[::2] for item in env)
+        headers = {key.strip(): value.strip() for key, _, value in (item.partition(":") for item in header)}
+        path = _config_path(scope)
+        try:
+            add_server(path, name, server_toml(name, command or [], pairs, url, headers))
+        except MiniAgentError as exc:
+            fail(str(exc))
+        print(f"Added the MCP server {name} to {path}.")
+
+    @mcp_app.command("remove")
+    def remove_command(
+        name: str = typer.Argument(..., help="The server's name."),
+        scope: str = typer.Option("", "--scope", help="user | project | mcp-json; by default where it is defined."),
+    ) -> None:
+        """Remove a server from the file that defines it."""
+        from pathlib import Path
+
+        from mini_agent.mcp.edit import remove_from_mcp_json, remove_server
+
+        settings = settings_or_exit([], [])
+        defined = next((server for server in settings.mcp_servers if server.name == name), None)
+        path = _config_path(scope) if scope in ("user", "project") else Path(defined.source) if defined else None
+        if scope == "mcp-json" and defined is not None:
+            path = Path(defined.source)
+        if path is None:
+            fail(f"No MCP server {name} is configured here.")
+        try:
+            (remove_from_mcp_json if path.suffix == ".json" else remove_server)(path, name)
+        except MiniAgentError as exc:
+            fail(str(exc))
+        print(f"Removed the MCP server {name} from {path}.")
+
+
+def _config_path(scope: str):
+    from pathlib import Path
+
+    from mini_agent.config_files import CONFIG_NAME, PROJECT_DIR, project_config, user_config
+    from mini_agent.settings import default_user_dir
+
+    if scope == "user":
+        import os
+
+        return user_config(default_user_dir(os.environ))
+    if scope == "project":
+        return project_config(Path.cwd()) or Path.cwd() / PROJECT_DIR / CONFIG_NAME
+    fail(f"Unknown scope {scope!r}; use user or project.")
+    return None

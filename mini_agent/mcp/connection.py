@@ -1,0 +1,282 @@
+"""Connections to MCP servers through the official `mcp` SDK: a ClientSession over stdio_client or
+streamable_http_client, all on ONE background asyncio loop thread, with synchronous wrappers (and timeouts) for
+the synchronous core. A server that died is noticed when a call fails and started again on its next use.
+
+The SDK's transports are async context managers that must be entered and left in the same task, so each server
+has one supervising task that opens the transport and the session, lists the tools, then waits to be stopped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mini_agent.errors import ConfigError
+from mini_agent.mcp.servers import ServerDef, expand
+
+Status = Literal["pending", "starting", "ready", "failed", "untrusted"]
+CALL_TIMEOUT = 600.0
+"""Seconds one tool call may take: MCP tools can be slow (builds, searches), but never hang a turn forever."""
+STOP_TIMEOUT = 3.0
+STDERR_TAIL = 400
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict
+    read_only: bool
+
+
+class EventLoop:
+    """The one background loop every MCP connection of this process runs on."""
+
+    _instance: EventLoop | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        import asyncio  # not at module level: ~25 ms that a REPL's start-up must not pay
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="mcp-loop", daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def shared(cls) -> EventLoop:
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def run(self, coroutine: Coroutine[Any, Any, Any], timeout: float | None) -> Any:
+        """Run a coroutine on the loop and wait for it; TimeoutError after `timeout` seconds (it is cancelled)."""
+        import asyncio
+
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(timeout)
+        except BaseException:  # a timeout or Ctrl-C in the waiting thread: nothing may keep running for nobody
+            future.cancel()
+            raise
+
+
+class Connection:
+    """One server: started in the background, its tools once ready, calls, and why it failed if it did."""
+
+    def __init__(self, server: ServerDef, on_change: Callable[[Connection], None], secrets: Any = None) -> None:
+        self.server = server
+        self.status: Status = "pending"
+        self.error = ""
+        self.tools: tuple[RemoteTool, ...] = ()
+        self._on_change = on_change
+        self._secrets = secrets
+        self._session: Any = None
+        self._run = 0
+        """Which start the current session belongs to: a run that ends late must not touch its successor."""
+        self._stop: Any = None  # the running start's asyncio.Event
+        self._ready = threading.Event()
+        self._task: Any = None
+        self._lock = threading.Lock()
+
+    # ---- lifecycle (any thread) ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the server in the background unless it is starting or running."""
+        with self._lock:
+            if self.status in ("starting", "ready"):
+                return
+            self._end_run()
+            self._run += 1
+            self._ready.clear()
+            self.status, self.error = "starting", ""
+            import asyncio
+
+            loop = EventLoop.shared()
+            self._task = asyncio.run_coroutine_threadsafe(self._supervise(self._run), loop.loop)
+            _RUNNING.add(self)
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._ready.wait(timeout) and self.status == "ready"
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Stop the server; `timeout` 0 only asks it to stop."""
+        task = self._task
+        self._end_run()
+        if task is not None and timeout > 0:
+            try:
+                task.result(timeout)
+            except BaseException:  # stopping is best effort
+                task.cancel()
+            _RUNNING.discard(self)
+
+    def _end_run(self) -> None:
+        stop = self._stop
+        if stop is not None:
+            EventLoop.shared().loop.call_soon_threadsafe(stop.set)
+
+    def call(self, tool: str, arguments: dict, timeout: float = CALL_TIMEOUT, start_timeout: float = 10.0) -> Any:
+        """Call a tool and return the SDK's CallToolResult; a dead server is started again first.
+
+        Raises ConnectionError when the server cannot be reached (it is then marked failed)."""
+        if self.status != "ready":
+            self.start()
+            if not self.wait_ready(start_timeout):
+                raise ConnectionError(self.error or f"the server did not start within {start_timeout:g} s")
+        session, run = self._session, self._run
+        try:
+            return EventLoop.shared().run(session.call_tool(tool, arguments), timeout)
+        except TimeoutError:
+            raise ConnectionError(f"no answer within {timeout:g} s") from None
+        except Exception as exc:
+            from mcp.shared.exceptions import MCPError
+            from mcp.types import CONNECTION_CLOSED
+
+            if isinstance(exc, MCPError) and exc.error.code != CONNECTION_CLOSED:
+                raise  # the server answered with a protocol error: it is alive
+            self._failed(
+                run, "the connection closed (the server exited)" if isinstance(exc, MCPError) else _describe(exc)
+            )
+            self._end_run()
+            raise ConnectionError(self.error) from None
+
+    # ---- on the loop ---------------------------------------------------------------------------------------
+
+    async def _supervise(self, run: int) -> None:
+        import asyncio
+        import tempfile
+        from contextlib import AsyncExitStack
+
+        from mcp import ClientSession
+
+        self._stop = stop = asyncio.Event()
+        stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport(stderr))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                tools = await _list_tools(session)
+                if run != self._run:
+                    return
+                self._session, self.tools, self.status = session, tools, "ready"
+                self._ready.set()
+                self._on_change(self)
+                await stop.wait()
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure of a server is reported, none ends the agent
+            self._failed(run, _describe(exc) + _tail(stderr))
+        finally:
+            stderr.close()
+            if run == self._run:
+                self._ready.set()
+
+    def _transport(self, stderr):
+        server = self.server
+        if server.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            env = {key: self._secret(expand(value), key) for key, value in server.env}
+            parameters = StdioServerParameters(
+                command=expand(server.command),
+                args=[expand(arg) for arg in server.args],
+                env=env,
+                cwd=expand(server.cwd) if server.cwd else None,
+            )
+            return stdio_client(parameters, errlog=stderr)
+        headers = {key: self._secret(expand(value), key) for key, value in server.headers}
+        if server.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(expand(server.url), headers=headers)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        return _closing(client, streamable_http_client(expand(server.url), http_client=client))
+
+    def _secret(self, value: str, name: str) -> str:
+        """Header and environment values are usually credentials: masked wherever the agent shows text."""
+        if self._secrets is not None:
+            self._secrets.add(value, f"{name} of MCP server {self.server.name}")
+        return value
+
+    def _failed(self, run: int, error: str) -> None:
+        if run != self._run or self.status == "failed":
+            return
+        if self._secrets is not None:
+            error = self._secrets.mask(error)
+        self.status, self.error, self._session = "failed", error, None
+        self._ready.set()
+        self._on_change(self)
+
+
+class _closing:
+    """The HTTP transport, closing the client it was given when it ends."""
+
+    def __init__(self, client, transport) -> None:
+        self.client, self.transport = client, transport
+
+    async def __aenter__(self):
+        await self.client.__aenter__()
+        return await self.transport.__aenter__()
+
+    async def __aexit__(self, *exc):
+        try:
+            return await self.transport.__aexit__(*exc)
+        finally:
+            await self.client.__aexit__(None, None, None)
+
+
+async def _list_tools(session) -> tuple[RemoteTool, ...]:
+    tools, cursor = [], None
+    while True:
+        from mcp.types import PaginatedRequestParams
+
+        listed = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        for tool in listed.tools:
+            hint = tool.annotations.read_only_hint if tool.annotations else None
+            tools.append(RemoteTool(tool.name, tool.description or "", dict(tool.input_schema), bool(hint)))
+        cursor = listed.next_cursor
+        if not cursor:
+            return tuple(sorted(tools, key=lambda item: item.name))
+
+
+def _describe(exc: BaseException) -> str:
+    """The innermost useful message of an exception (the SDK wraps failures in exception groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, ConfigError):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
+
+
+def _tail(stderr) -> str:
+    try:
+        stderr.seek(0)
+        text = stderr.read()[-STDERR_TAIL:].strip()
+    except (OSError, ValueError):
+        return ""
+    return f" (stderr: {' '.join(text.split())})" if text else ""
+
+
+_RUNNING: set[Connection] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """At exit, stop every server this process started (close stdin, wait briefly, then kill), all at once."""
+    running = list(_RUNNING)
+    for connection in running:
+        connection.stop(0)
+    for connection in running:
+        connection.stop(STOP_TIMEOUT)

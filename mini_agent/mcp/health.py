@@ -1,0 +1,33 @@
+"""A failed MCP server, told once: a notice for the human and a tool_degraded hint for the model (segment 3)
+on all of its tools until the server is back. The hint lives in the agent's run hints: a server's health is a
+fact of this process, not of the saved conversation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mini_agent.events import HintChanged, Notice
+from mini_agent.prompt import system_hint
+
+
+def reporter(agent: Any):
+    """`report(server, error)` for the manager: error None means the server is back."""
+
+    def report(server: str, error: str | None) -> None:
+        key = f"mcp_degraded:{server}"  # not "tool_degraded:": this notice says why, the generic one would not
+        if error is None:
+            if key in agent.run_hints:
+                # Copied, not changed in place: the agent may be reading the hints on another thread.
+                agent.run_hints = {name: text for name, text in agent.run_hints.items() if name != key}
+                agent.emit(HintChanged(key, None))
+                agent.emit(Notice(f"MCP server {server} is running again."))
+            return
+        text = (
+            f"The MCP server {server} failed: {error[:300]} Its tools (mcp__{server}__*) may fail; calling one "
+            "starts the server again. Prefer other tools unless the task needs this server, and say so."
+        )
+        agent.run_hints = {**agent.run_hints, key: system_hint("tool_degraded", text, tool=f"mcp__{server}__*")}
+        agent.emit(HintChanged(key, agent.run_hints[key]))
+        agent.emit(Notice(f"MCP server {server} failed: {error}"))
+
+    return report

@@ -1,0 +1,146 @@
+"""All the MCP servers of a session: which may start (trust), starting them in the background, waiting for
+them in a one-shot run, their tools for the registry, and their status for `/mcp`.
+
+Failures are reported through `report(server, error)` once per failure (and `report(server, None)` when the
+server is back); tool changes through `publish(tools)`. Both are called from the background loop's thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mini_agent.mcp.connection import Connection
+from mini_agent.mcp.servers import ServerDef
+from mini_agent.mcp.trust import TrustStore
+from mini_agent.tools.base import Tool
+
+TRUST_FLAG = "--trust-project-mcp"
+TRUST_KEY = "trust_project_mcp = true"
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """One server as `/mcp` and `mini-agent mcp list` show it."""
+
+    name: str
+    origin: str
+    source: str
+    summary: str
+    status: str
+    error: str
+    tools: tuple[str, ...]
+
+
+class McpManager:
+    def __init__(
+        self,
+        servers: tuple[ServerDef, ...],
+        trust: TrustStore,
+        secrets: Any = None,
+        publish: Callable[[list[Tool]], None] | None = None,
+        report: Callable[[str, str | None], None] | None = None,
+    ) -> None:
+        self.servers = servers
+        self._trust = trust
+        self._publish = publish
+        self._report = report
+        self._lock = threading.Lock()
+        self._accepting = True
+        self._failed: set[str] = set()
+        self._untrusted: set[str] = set()
+        self._late: set[str] = set()
+        self.connections = {server.name: Connection(server, self._changed, secrets) for server in servers}
+
+    def bind(self, publish: Callable[[list[Tool]], None], report: Callable[[str, str | None], None] | None) -> None:
+        """Where tool changes and failures go (the agent, built after the manager)."""
+        self._publish, self._report = publish, report
+
+    def screen(self, ask: Callable[[ServerDef], bool] | None, trust_all: bool) -> list[str]:
+        """Decide which project servers may run: trusted before, allowed by flag or config, or a human's yes
+        now (`ask`, None when nobody can be asked). Returns a notice for each server left out."""
+        notices = []
+        for server in self.servers:
+            if trust_all or self._trust.trusted(server):
+                continue
+            if ask is not None and ask(server):
+                self._trust.trust(server)
+                continue
+            self._untrusted.add(server.name)
+            self.connections[server.name].status = "untrusted"
+            how = (
+                "you declined to trust it"
+                if ask is not None
+                else f"nobody can be asked here; run in a terminal to answer, pass {TRUST_FLAG}, or set {TRUST_KEY} "
+                "in your user config"
+            )
+            notices.append(f"MCP server {server.name} ({server.source}) not started: {how}.")
+        return notices
+
+    def start(self) -> None:
+        """Start every allowed server in the background; returns at once."""
+        for name, connection in self.connections.items():
+            if name not in self._untrusted:
+                connection.start()
+
+    def wait_ready(self, timeout: float) -> list[str]:
+        """Wait up to `timeout` seconds for every started server; returns the names of the late ones, whose
+        tools stay out of this run (the tools must not change once the first request is sent)."""
+        deadline = time.monotonic() + timeout
+        late = []
+        for name, connection in self.connections.items():
+            if name in self._untrusted:
+                continue
+            if not connection._ready.wait(max(0.0, deadline - time.monotonic())):
+                late.append(name)
+        with self._lock:
+            self._accepting = False
+            self._late.update(late)
+        return late
+
+    def tools(self) -> list[Tool]:
+        """The tools of every server that has listed them, sorted by server then tool: a stable prefix."""
+        from mini_agent.mcp.tools import remote_tools
+
+        tools: list[Tool] = []
+        for name in sorted(self.connections):
+            connection = self.connections[name]
+            if connection.tools:
+                tools.extend(remote_tools(connection))
+        return tools
+
+    def status(self) -> list[ServerStatus]:
+        rows = []
+        for name in sorted(self.connections):
+            connection = self.connections[name]
+            server = connection.server
+            tools = tuple(tool.name for tool in connection.tools)
+            status = "late" if name in self._late and connection.status == "starting" else connection.status
+            rows.append(
+                ServerStatus(name, server.origin, server.source, server.summary(), status, connection.error, tools)
+            )
+        return rows
+
+    def _changed(self, connection: Connection) -> None:
+        name = connection.server.name
+        with self._lock:
+            if connection.status == "failed":
+                if name in self._failed:
+                    return  # told once per failure, not once per failed call
+                self._failed.add(name)
+                error: str | None = connection.error
+            elif connection.status == "ready":
+                recovered = name in self._failed
+                self._failed.discard(name)
+                if self._publish is not None and (self._accepting or recovered) and name not in self._late:
+                    self._publish(self.tools())
+                if not recovered:
+                    return
+                error = None
+            else:
+                return
+        if self._report is not None:
+            self._report(name, error)

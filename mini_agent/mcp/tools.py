@@ -1,0 +1,122 @@
+"""An MCP server's tools as registry tools: named `mcp__<server>__<tool>`, with the server's own description and
+input schema, sorted so the `tools` request parameter is the same from request to request; and a call's result
+turned into what the model reads: text, images as image blocks, resource links as lines, long text cut with
+the same truncated hint as the built-in tools, an is_error result as a ToolError."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mini_agent.prompt import system_hint
+from mini_agent.tools.base import NetworkError, Tool, ToolContext, ToolError, ToolResult, truncate_middle
+
+if TYPE_CHECKING:
+    from mini_agent.mcp.connection import Connection, RemoteTool
+
+OUTPUT_LIMIT = 30_000
+"""Characters of text a call returns, as for bash: the middle of a longer one is cut."""
+PREFIX = "mcp__"
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""What the Messages API accepts as an image block."""
+
+
+def tool_name(server: str, tool: str) -> str:
+    return f"{PREFIX}{server}__{tool}"
+
+
+@dataclass(frozen=True)
+class McpTool(Tool):
+    """A tool of an MCP server. Its arguments are checked by the server, which knows its own schema."""
+
+    server: str = ""
+    remote: str = ""
+
+    def validate(self, arguments: object) -> dict:
+        if not isinstance(arguments, dict):
+            raise ToolError(
+                f"Invalid arguments for {self.name}: expected a JSON object, got {type(arguments).__name__}."
+            )
+        missing = [name for name in self.input_schema.get("required", ()) if name not in arguments]
+        if missing:
+            raise ToolError(f"Invalid arguments for {self.name}: missing required parameter '{missing[0]}'.")
+        return arguments
+
+
+def remote_tools(connection: Connection) -> list[McpTool]:
+    """The registry tools of one ready server, sorted by name."""
+    server = connection.server
+    trusted_hint = server.origin == "user"  # a project's server could call any tool read-only
+    return sorted(
+        (_tool(connection, remote, trusted_hint and remote.read_only) for remote in connection.tools),
+        key=lambda item: item.name,
+    )
+
+
+def _tool(connection: Connection, remote: RemoteTool, read_only: bool) -> McpTool:
+    def call(ctx: ToolContext, **arguments: Any) -> ToolResult:
+        try:
+            result = connection.call(remote.name, arguments)
+        except ConnectionError as exc:
+            raise NetworkError(f"MCP server {connection.server.name} failed: {exc}") from None
+        except Exception as exc:  # a protocol error the server answered with (unknown tool, bad arguments)
+            raise ToolError(f"MCP server {connection.server.name} refused the call: {exc}") from None
+        return convert(result)
+
+    schema = remote.input_schema if remote.input_schema.get("type") == "object" else {"type": "object"}
+    description = remote.description or f"The {remote.name} tool of the MCP server {connection.server.name}."
+    return McpTool(
+        name=tool_name(connection.server.name, remote.name),
+        description=description,
+        input_schema=schema,
+        fn=call,  # type: ignore[arg-type]
+        guidance="",
+        risk="read" if read_only else "mcp",  # type: ignore[arg-type]
+        validator=None,
+        server=connection.server.name,
+        remote=remote.name,
+    )
+
+
+def convert(result: Any) -> ToolResult:
+    """The SDK's CallToolResult as a ToolResult; isError becomes a ToolError the model reads."""
+    texts: list[str] = []
+    images: list[dict] = []
+    for item in result.content:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            texts.append(item.text)
+        elif kind == "image" and item.mime_type in IMAGE_TYPES:
+            images.append(
+                {"type": "image", "source": {"type": "base64", "media_type": item.mime_type, "data": item.data}}
+            )
+        elif kind == "image":
+            texts.append(f"[an image of type {item.mime_type} the model cannot be shown]")
+        elif kind == "resource_link":
+            title = f" {item.title or item.name}" if (item.title or item.name) else ""
+            texts.append(f"resource:{title} {item.uri}" + (f" ({item.description})" if item.description else ""))
+        elif kind == "resource":
+            resource = item.resource
+            body = getattr(resource, "text", None)
+            texts.append(f"resource {resource.uri}:\n{body}" if body is not None else f"resource {resource.uri}")
+        else:
+            texts.append(f"[{kind or 'unknown'} content left out]")
+    if not texts and getattr(result, "structured_content", None) is not None:
+        texts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    text = "\n".join(texts)
+    if result.is_error:
+        raise ToolError(text or "The MCP tool reported an error without a message.")
+    text = truncate_middle(text, OUTPUT_LIMIT, _hint)
+    if not text and images:
+        text = f"{len(images)} image{'s' if len(images) > 1 else ''}"
+    return ToolResult(text, blocks=tuple(images))
+
+
+def _hint(omitted: int) -> str:
+    return system_hint(
+        "truncated",
+        f"The tool's output was cut: {omitted} characters in the middle were omitted. Ask the tool for less "
+        "(a narrower query, a page or a limit argument if it has one).",
+        omitted_chars=str(omitted),
+    )

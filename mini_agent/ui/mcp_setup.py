@@ -1,0 +1,61 @@
+"""MCP servers at start-up: the trust question for a project's servers (asked here, on the terminal, or refused
+with a one-line notice when nobody can answer), and the manager joined to the agent: its tools into the
+registry, its failures into notices and tool_degraded hints."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from mini_agent.mcp.manager import McpManager
+from mini_agent.mcp.servers import ServerDef
+from mini_agent.mcp.trust import TrustStore
+from mini_agent.settings import Settings
+
+
+def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> McpManager:
+    """The session's manager, with untrusted project servers asked about (or left out, with a notice)."""
+    err = err or sys.stderr
+    manager = McpManager(settings.mcp_servers, TrustStore(settings.data_dir), settings.secret_set)
+    for notice in manager.screen(_asker(err) if can_ask else None, settings.trust_project_mcp):
+        print(f"mini-agent: {notice}", file=err)
+    return manager
+
+
+def attach(agent, manager: McpManager) -> None:
+    """Tools the servers list join the agent's registry; failures reach the human and the model."""
+    from mini_agent.mcp.health import reporter
+
+    agent.mcp = manager
+    manager.bind(agent.registry.replace_extra, reporter(agent))
+
+
+def wait_for_servers(agent, manager: McpManager, timeout: float) -> None:
+    """A one-shot run: the first request must already list the servers' tools; late ones are left out."""
+    from mini_agent.events import Notice
+
+    late = manager.wait_ready(timeout)
+    agent.registry.replace_extra(manager.tools())
+    if late:
+        names = ", ".join(late)
+        agent.emit(
+            Notice(
+                f"MCP server{'s' if len(late) > 1 else ''} {names} not ready after {timeout:g} s: "
+                "going on without their tools (mcp_timeout sets the wait)."
+            )
+        )
+
+
+def _asker(err: TextIO):
+    def ask(server: ServerDef) -> bool:
+        print(f"\nThe project defines the MCP server {server.name} ({server.source}), which runs:", file=err)
+        print(f"  {server.summary()}", file=err)
+        err.write(f"Trust and start {server.name}? It can run any command as you. [y/N] ")
+        err.flush()
+        try:
+            answer = sys.stdin.readline()
+        except KeyboardInterrupt:
+            answer = ""
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask

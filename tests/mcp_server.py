@@ -1,0 +1,115 @@
+"""A real MCP server for the tests, written with the `mcp` SDK: run over stdio (`python mcp_server.py`) or
+streamable HTTP on loopback (`python mcp_server.py --http PORTFILE`, which binds a free port and writes it there).
+
+Tools: echo, add, image (a 1x1 PNG), fail (an is_error result), crash (the process exits), big (long text),
+lookup (read-only), and `calls` counting the calls this process served. With --require-header NAME=VALUE, HTTP
+requests without that header are refused with 401.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ImageContent, ResourceLink, TextContent, ToolAnnotations
+
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f01f0005"
+        "0001ff8d3f2d7a0000000049454e44ae426082"
+    )
+).decode()
+
+server = MCPServer("test-server", log_level="WARNING")
+served = 0
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    global served
+    served += 1
+    return f"echo: {text}"
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def lookup(key: str) -> str:
+    """Look a key up (read-only)."""
+    return f"value of {key}"
+
+
+@server.tool()
+def image() -> list:
+    """Return a tiny PNG image and a link to a resource."""
+    return [
+        TextContent(type="text", text="here is the picture"),
+        ImageContent(type="image", data=PNG, mime_type="image/png"),
+        ResourceLink(type="resource_link", name="report", uri="file:///tmp/report.txt", description="the report"),
+    ]
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails."""
+    raise ValueError(f"failed on purpose: {reason}")
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the server process at once."""
+    sys.stdout.flush()
+    os._exit(3)
+
+
+@server.tool()
+def big(size: int) -> str:
+    """Return `size` characters of text."""
+    return "".join(chr(ord("a") + index % 26) for index in range(size))
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
+def serve_http(port_file: str, header: str | None) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app()
+    if header:
+        name, _, value = header.partition("=")
+        inner = app
+
+        async def app(scope, receive, send):  # noqa: F811 - the checked app wraps the SDK's
+            if scope["type"] == "http":
+                sent = dict(scope["headers"]).get(name.lower().encode(), b"").decode()
+                if sent != value:
+                    await send({"type": "http.response.start", "status": 401, "headers": []})
+                    await send({"type": "http.response.body", "body": b"missing header"})
+                    return
+            await inner(scope, receive, send)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    with open(port_file + ".tmp", "w") as stream:
+        stream.write(str(sock.getsockname()[1]))
+    os.replace(port_file + ".tmp", port_file)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv:
+        required = sys.argv[sys.argv.index("--require-header") + 1] if "--require-header" in sys.argv else None
+        serve_http(sys.argv[sys.argv.index("--http") + 1], required)
+    else:
+        server.run("stdio")
