@@ -45,6 +45,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
+    if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
+        from mini_agent.ui.custom_commands import one_shot_prompt
+
+        prompt, settings = one_shot_prompt(prompt, settings)
+        provider.settings = settings
     if not interactive:
         # Started only once the run is sure to go on: an interpreter that exits while a thread is still
         # importing native modules can crash on the way out.
