@@ -3,6 +3,7 @@
 Where they are found, highest precedence first (the first file to claim a name wins):
 
     <project>/.mini-agent/commands/     from the working directory up to the repository root, nearest first
+                                        (outside a repository: the working directory's only)
     <project>/.claude/commands/         (the same walk; Claude Code's layout, read for compatibility)
     <user dir>/commands/                (MINI_AGENT_HOME or ~/.config/mini-agent)
     ~/.claude/commands/
@@ -75,13 +76,16 @@ def command_name(directory: Path, path: Path) -> str:
 
 def search_dirs(cwd: Path, user_dir: Path, home: Path) -> list[tuple[str, Path]]:
     """The command directories, highest precedence first, each with its scope (project or user)."""
-    found: list[tuple[str, Path]] = []
+    walk: list[Path] = []
     for directory in (cwd, *cwd.parents):
         if directory == home:  # the home directory is the user's, not a project's
             break
-        found.extend(("project", directory / sub) for sub in PROJECT_DIRS)
+        walk.append(directory)
         if (directory / ".git").exists():
             break
+    else:  # no repository: a shared directory above (/tmp) must not lend commands to whoever works below it
+        walk = [cwd] if cwd != home else []
+    found = [("project", directory / sub) for directory in walk for sub in PROJECT_DIRS]
     found.append(("user", user_dir / "commands"))
     found.append(("user", home / ".claude" / "commands"))
     return found

@@ -161,6 +161,9 @@ def test_commands_are_found_from_a_subdirectory_up_to_the_repository_root(dirs, 
     nested.mkdir(parents=True)
     names = set(CommandFinder(cwd=nested, user_dir=user, home=home).commands())
     assert "/root" in names and "/above" not in names
+    (project / ".git").rmdir()  # outside any repository only the working directory's own commands count
+    assert set(CommandFinder(cwd=project, user_dir=user, home=home).commands()) == {"/root"}
+    assert set(CommandFinder(cwd=nested, user_dir=user, home=home).commands()) == set()
 
 
 def test_a_built_in_name_wins_and_the_file_is_warned_about_once(dirs):
