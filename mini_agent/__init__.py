@@ -3,7 +3,8 @@
 The tree is the architecture. At the top sits the core: cli.py (flags -> Settings, the wiring; cli_common.py,
 cli_inspect.py), settings.py and config.py (+ config_files.py), errors.py, events.py (what the core emits),
 prompt.py (the three-segment system prompt), session.py, agent.py (the loop) with tool_calls.py (a reply's tool
-calls), and compaction.py. Beside it, each concern in its package:
+calls), compaction.py, and commands.py (custom slash commands from Markdown files; command_files.py,
+command_turn.py). Beside it, each concern in its package:
 
     model/      talking to the model: the SDK client, replies, streams, faults, endpoints, usage and prices
     context/    context engineering: blocks, sources, enrichers, injection, token counts, the keeper

@@ -45,13 +45,16 @@ class Repl:
         self.modes = ModeSwitch(lambda: self.agent.mode, self._set_mode)
         self.modes.auto_confirmed = self.agent.mode == "auto"  # chosen at start (--yes): asked for already
         self.commands = self._commands()
+        from mini_agent.ui.custom_commands import CustomCommands, finder_for
+
+        self.custom = CustomCommands(finder_for(settings, (name for name, _ in self.commands.names())))
 
     # ---- the loop -------------------------------------------------------------------------------------------
 
     def run(self, warm_up: Callable[[], None] | None = None) -> ExitStatus:
         from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
 
-        completer = ReplCompleter(self.commands.names, lambda: self.agent.ctx.cwd)
+        completer = ReplCompleter(lambda: self.commands.names() + self.custom.names(), lambda: self.agent.ctx.cwd)
         session = prompt_session(self.settings.data_dir / "history", completer, key_bindings(self.modes))
         self._banner()
         pending = [warm_up] if warm_up else []
@@ -124,6 +127,8 @@ class Repl:
 
     def _slash(self, line: str) -> bool:
         command, argument, suggestion = self.commands.find(line)
+        if command is None and self._custom_command(line):
+            return False
         if command is None:
             hint = f" Did you mean {suggestion}?" if suggestion else ""
             self.console.print(f"[yellow]Unknown command {_escape(line.split()[0])}.{hint} /help lists them.[/]")
@@ -153,9 +158,24 @@ class Repl:
         commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
         return commands
 
+    def _custom_command(self, line: str) -> bool:
+        from mini_agent.ui.custom_commands import run_in_repl
+
+        invocation, warnings = self.custom.find(line)
+        for warning in warnings:
+            self.console.print(f"[yellow]! {_escape(warning)}[/]")
+        if invocation is not None:
+            run_in_repl(self, invocation)
+        return invocation is not None
+
     def _help(self, argument: str) -> None:
         for line in self.commands.help_lines():
             self.console.print(_escape(line), highlight=False)
+        custom, warnings = self.custom.help_lines()
+        for line in custom:
+            self.console.print(_escape(line), highlight=False)
+        for warning in warnings:
+            self.console.print(f"[yellow]! {_escape(warning)}[/]")
         self.console.print(
             "[dim]Enter sends · Alt+Enter or Esc Enter: new line · Tab completes /commands and @paths · "
             "Shift+Tab cycles the mode · Ctrl-C clears or interrupts · Ctrl-D exits[/]"

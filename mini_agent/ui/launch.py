@@ -52,6 +52,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         servers = mcp_setup.prepare(settings, stdin is not None and stdin.isatty() and sys.stderr.isatty())
         if not interactive:
             servers.start()
+    if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
+        from mini_agent.ui.custom_commands import one_shot_prompt
+
+        prompt, settings = one_shot_prompt(prompt, settings)
+        provider.settings = settings
     if not interactive:
         # Started only once the run is sure to go on: an interpreter that exits while a thread is still
         # importing native modules can crash on the way out.

@@ -1,0 +1,40 @@
+"""The turn a custom command starts: its `model` and `allowed-tools` hold for that turn only, then go.
+
+The command's rules join the gate's as allow rules with the file as their origin, so they widen nothing the
+rule syntax does not say: deny and ask rules still come first, and a project's file (like a project's config)
+cannot vouch for what is risky in itself. Answers given during the turn ("always allow …") stay afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mini_agent.command_files import CommandFile
+from mini_agent.safety.rules import Rules
+
+if TYPE_CHECKING:
+    from mini_agent.agent import Agent
+
+
+@contextmanager
+def command_turn(agent: Agent, command: CommandFile) -> Iterator[None]:
+    before = agent.settings.model
+    added = tuple(rule for rule in command.rules.rules if rule not in agent.gate.rules.rules)
+    if command.model:
+        agent.settings = replace(agent.settings, model=command.model)
+    agent.gate.rules = agent.gate.rules.with_rules(*added)
+    try:
+        yield
+    finally:
+        agent.gate.rules = Rules(tuple(rule for rule in agent.gate.rules.rules if rule not in added))
+        if command.model and agent.settings.model == command.model:
+            agent.settings = replace(agent.settings, model=before)
+
+
+def one_shot_settings(settings, command: CommandFile):
+    """A `-p "/name"` run is that one turn: the command's model and rules become the run's settings."""
+    model = command.model or settings.model
+    return replace(settings, model=model, rules=settings.rules.with_rules(*command.rules.rules))

@@ -1,0 +1,107 @@
+"""Custom slash commands in the REPL (listed in /help, completed with Tab, run as a turn) and in `-p` runs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+from mini_agent.commands import CommandFinder, Invocation
+from mini_agent.settings import Settings
+
+REPL_BUILTINS = (
+    "/help",
+    "/clear",
+    "/compact",
+    "/context",
+    "/memory",
+    "/cost",
+    "/model",
+    "/mode",
+    "/trace",
+    "/undo",
+    "/mcp",
+    "/resume",
+    "/exit",
+)
+"""The REPL's own commands, which a file of the same name never replaces; `-p "/name"` honours them too, so a
+command means the same in both. tests/test_custom_commands.py checks this against the REPL's table."""
+
+
+def finder_for(settings: Settings, reserved: Iterable[str] = REPL_BUILTINS) -> CommandFinder:
+    return CommandFinder(cwd=settings.cwd, user_dir=settings.user_dir, reserved=tuple(reserved))
+
+
+class CustomCommands:
+    """The REPL's view of the command files: names for completion, lines for /help, a turn for a name."""
+
+    def __init__(self, finder: CommandFinder) -> None:
+        self.finder = finder
+        self._told: set[str] = set()
+
+    def names(self) -> list[tuple[str, str]]:
+        return [(name, command.description) for name, command in self.finder.commands().items()]
+
+    def help_lines(self) -> tuple[list[str], list[str]]:
+        """The commands as /help lists them, and the warnings not yet shown (shadowed files, bad front matter)."""
+        commands = self.finder.commands()
+        lines = []
+        width = max((len(_usage(command)) for command in commands.values()), default=0)
+        for command in commands.values():
+            lines.append(f"{_usage(command):<{width}}  {command.description} ({command.scope})")
+        problems = [problem for command in commands.values() for problem in command.problems]
+        return lines, self._once(self.finder.shadowed() + problems)
+
+    def find(self, line: str) -> tuple[Invocation | None, list[str]]:
+        invocation = self.finder.find(line)
+        warnings = self.finder.shadowed()
+        if invocation is not None:
+            warnings += list(invocation.command.problems)
+        return invocation, self._once(warnings)
+
+    def _once(self, warnings: list[str]) -> list[str]:
+        fresh = [warning for warning in warnings if warning not in self._told]
+        self._told.update(fresh)
+        return fresh
+
+
+def run_in_repl(repl, invocation: Invocation) -> None:
+    """The command's prompt as one turn, with its model and allowed-tools for that turn only."""
+    from mini_agent.command_turn import command_turn
+
+    command = invocation.command
+    if command.model:
+        repl.console.print(f"[dim]{_escape(command.name)} uses the model {_escape(command.model)} for this turn[/]")
+    try:
+        with command_turn(repl.agent, invocation.command):
+            repl.renderer.model = repl.agent.settings.model
+            repl._turn(invocation.prompt)
+    finally:
+        repl.renderer.model = repl.agent.settings.model
+
+
+def one_shot_prompt(prompt: str, settings: Settings, err: TextIO = sys.stderr) -> tuple[str, Settings]:
+    """`-p "/name args"`: the expanded prompt, and the run's settings with the command's model and rules."""
+    if not prompt.startswith("/"):
+        return prompt, settings
+    from mini_agent.command_turn import one_shot_settings
+
+    finder = finder_for(settings)
+    invocation = finder.find(prompt)
+    name = prompt.split()[0]
+    shadowed = [warning for warning in finder.shadowed() if f": {name} is a built-in" in warning]
+    for warning in shadowed + (list(invocation.command.problems) if invocation else []):
+        print(f"mini-agent: {warning}", file=err)
+    if invocation is None:
+        return prompt, settings
+    return invocation.prompt, one_shot_settings(settings, invocation.command)
+
+
+def _usage(command) -> str:
+    return f"{command.name} {command.argument_hint}".strip()
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
