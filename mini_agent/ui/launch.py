@@ -59,9 +59,13 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.tools.base import ToolContext
 
     def build(emit, confirm) -> Agent:
-        return Agent(
+        from mini_agent.events import Notice
+        from mini_agent.subagents.delegation import with_subagents
+
+        registry, delegation, problems = with_subagents(default_tools(), settings)
+        agent = Agent(
             provider,
-            default_tools(),
+            registry,
             settings,
             Session(),
             ToolContext(cwd=settings.cwd),
@@ -70,6 +74,10 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
             confirm,
             keeper=context_keeper,
         )
+        delegation.attach(agent)
+        for problem in problems:
+            emit(Notice(f"Agent definition not used: {problem}"))
+        return agent
 
     from mini_agent.ui.lifecycle import SessionLifecycle
 
