@@ -159,3 +159,97 @@ def test_named_read_only_agents_are_offered_by_name_and_run_with_their_own_tools
     nested = [record for record in records if "subagent" in record]
     assert {record["subagent"]["agent"] for record in nested} == {"explorer"}
     assert {record["subagent"]["id"] for record in nested} == {"1", "2"}
+
+
+# ---- in process: Ctrl-C, the front matter, what may run side by side -----------------------------------
+
+
+def make_agent(api, settings_for, confirm):
+    from mini_agent.agent import Agent
+    from mini_agent.model import AnthropicProvider
+    from mini_agent.session import Session
+    from mini_agent.subagents.delegation import with_subagents
+    from mini_agent.tools import default_tools
+    from mini_agent.tools.base import ToolContext
+
+    settings = settings_for(api)
+    registry, delegation, problems = with_subagents(default_tools(), settings)
+    events: list = []
+    agent = Agent(
+        AnthropicProvider(settings, sleep=lambda s: None),
+        registry,
+        settings,
+        Session(),
+        ToolContext(cwd=settings.cwd),
+        "You are a test agent.",
+        events.append,
+        confirm,
+    )
+    delegation.attach(agent)
+    return agent, events, problems
+
+
+def test_ctrl_c_in_a_sub_agent_stops_the_turn_and_settles_both_transcripts(api, settings_for, tmp_path):
+    from mini_agent.errors import TurnAborted
+    from mini_agent.events import SubAgentEvent
+
+    def pressed_ctrl_c(request):
+        raise KeyboardInterrupt  # the human's answer to the sub-agent's question
+
+    api.script(
+        answer(tool_use("task", {"description": "write", "prompt": "Write x.txt"}, id="t")),
+        answer("Writing it now.", tool_use("write_file", {"path": "x.txt", "content": "x"}, id="w")),
+    )
+    agent, events, _ = make_agent(api, settings_for, pressed_ctrl_c)
+    try:
+        agent.run_turn("please write x")
+        raise AssertionError("the turn went on after Ctrl-C")
+    except TurnAborted:
+        pass
+    assert not (tmp_path / "x.txt").exists()
+    (settled,) = agent.session.messages[-1]["content"]
+    assert settled["tool_use_id"] == "t" and settled["is_error"]
+    assert "Writing it now." in settled["content"]  # what the sub-agent had said reaches the model
+    (entry,) = [entry for entry in agent.session.log if entry["type"] == "subagent"]
+    assert entry["stopped"] == "interrupted with Ctrl-C"
+    child_results = entry["log"][-1]["message"]["content"]
+    assert child_results[0]["tool_use_id"] == "w" and child_results[0]["is_error"]
+    assert agent.session.usage.input_tokens == 200  # both replies counted, the sub-agent's included
+    assert any(isinstance(event, SubAgentEvent) for event in events)
+
+
+def test_front_matter_forms_and_bad_files(tmp_path):
+    from mini_agent.subagents.definitions import load_definitions, parse_front_matter
+
+    assert parse_front_matter("---\ntools:\n  - read_file\n  - bash\nmodel: 'm'\n---\nBody\n") == (
+        {"tools": ["read_file", "bash"], "model": "m"},
+        "Body",
+    )
+    assert parse_front_matter("no front matter") == ({}, "no front matter")
+    (tmp_path / "good.md").write_text("---\ndescription: Good one\ntools: read_file, bash\n---\nBe good.\n")
+    (tmp_path / "nodesc.md").write_text("---\ntools: read_file\n---\n")
+    (tmp_path / "typo.md").write_text("---\ndescription: x\ntool: read_file\n---\n")
+    (tmp_path / "open.md").write_text("---\ndescription: x\n")
+    found, problems = load_definitions(tmp_path)
+    assert list(found) == ["good"] and found["good"].tools == ("read_file", "bash")
+    assert found["good"].prompt == "Be good."
+    assert sorted(problem.split(":")[0].rsplit("/", 1)[-1] for problem in problems) == [
+        "nodesc.md",
+        "open.md",
+        "typo.md",
+    ]
+
+
+def test_only_read_only_named_agents_run_side_by_side(api, settings_for, tmp_path):
+    agents = tmp_path / ".mini-agent" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reader.md").write_text("---\ndescription: reads\ntools: [read_file]\n---\n")
+    (agents / "fixer.md").write_text("---\ndescription: fixes\ntools: [read_file, edit_file]\n---\n")
+    (agents / "all.md").write_text("---\ndescription: everything\n---\n")
+    (agents / "odd.md").write_text("---\ndescription: odd\ntools: [read_file, teleport]\n---\n")
+    agent, _, problems = make_agent(api, settings_for, lambda request: None)
+    task = agent.registry.get("task")
+    assert task.concurrent({"agent": "reader"}) is True
+    assert [task.concurrent({"agent": name}) for name in ("fixer", "all", "odd")] == [False, False, False]
+    assert task.concurrent({}) is False  # the general-purpose agent has every tool
+    assert problems == [f"{agents / 'odd.md'}: unknown tools teleport left out"]
