@@ -86,6 +86,8 @@ class Agent:
         """Segment-3 hints true of this process only (a one-shot run: nobody to ask), never saved with the session."""
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
+        self.delegated = Usage()
+        """Tokens this turn's sub-agents used: they count in the turn's usage (subagents/ adds them)."""
         self.before_change: Callable[[], None] | None = None
         """Called before each tool that may change files runs (write and exec tools): the undo snapshot."""
         self.mcp = None
@@ -102,14 +104,15 @@ class Agent:
                 self._streamed.clear()  # a retry streams the reply again from the start
         self._emit(self.secrets.mask_event(event))
 
-    def run_turn(self, text: str, stdin: str | None = None) -> TurnResult:
+    def run_turn(self, text: str, stdin: str | None = None, request: str | None = None) -> TurnResult:
         """One user turn, at most max_steps model requests; Ctrl-C becomes TurnAborted with the transcript valid.
 
-        `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block.
+        `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block. `request` is
+        the user's own words when `text` is not them (a sub-agent's brief): what the tools see as ctx.request.
         """
-        self.ctx.request = text
+        self.ctx.request = text if request is None else request
         self.secrets.refresh()  # the project's .env files, read on first use and again after they change
-        usage = Usage()
+        usage = self.delegated = Usage()
         notes, self.notes = self.notes, []
         try:
             self._endpoint_notices()
@@ -127,7 +130,7 @@ class Agent:
                 if calls and reply.runs_tools():
                     self.session.append({"role": "user", "content": self.tool_calls.run(calls)})
                     continue
-                return replace(self._finish(reply, calls, step, usage), trace=trace)
+                return replace(self._finish(reply, calls, step, usage + self.delegated), trace=trace)
             raise StepLimitReached(self.settings.max_steps)
         except TurnAborted:
             raise

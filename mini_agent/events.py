@@ -116,6 +116,19 @@ class Compacted:
     report: CompactionReport
 
 
+@dataclass(frozen=True)
+class SubAgentEvent:
+    """An event of a sub-agent the `task` tool started, wrapped so renderers can show it nested and compact."""
+
+    agent_id: str
+    """Unique within the session: tells apart sub-agents running side by side."""
+    name: str
+    """The named agent, or "task" for the general-purpose one."""
+    description: str
+    event: Any
+    """The sub-agent's own event (any of `Event`, never a TextDelta)."""
+
+
 Event = (
     TextDelta
     | ReplyDiscarded
@@ -126,5 +139,6 @@ Event = (
     | Notice
     | ContextInjected
     | Compacted
+    | SubAgentEvent
 )
 Emit = Callable[[Event], None]

@@ -85,6 +85,12 @@ class Session:
         self.last_usage = usage
         self._log({"type": "usage", "usage": usage.to_dict()})
 
+    def record_subagent(self, entry: dict, usage: Usage) -> None:
+        """A sub-agent's run (its transcript under "log"): its tokens count in the session's, and resuming the
+        session skips it, for the model never saw it."""
+        self.usage = self.usage + usage
+        self._log({"type": "subagent", **entry, "usage": usage.to_dict()})
+
     def record_error(self, kind: str, message: str) -> None:
         """An error ended the turn (`kind`: api, step_limit, overflow, error): kept so a resumed session and the
         listing can say why the last turn stopped."""
@@ -128,6 +134,8 @@ class Session:
             elif kind == "usage":
                 usage = Usage(**entry["usage"])
                 session.usage, session.last_usage = session.usage + usage, usage
+            elif kind == "subagent":
+                session.usage = session.usage + Usage(**entry["usage"])
             elif kind == "hints":
                 session.hints = dict(entry["hints"])
             elif kind == "compaction":

@@ -61,13 +61,14 @@ class ToolCalls:
     def run(self, calls: list[dict]) -> list[dict]:
         """Run every call of a reply; consecutive read-only calls run together. Results keep call order."""
         self._results = {}
+        self.agent.ctx.cancelled.clear()
         batch: list[tuple[dict, Tool, dict]] = []
         for call in calls:
             planned = self._plan(call)
             if planned is None:
                 continue
             tool, arguments, confinement = planned
-            if tool.risk == "read":
+            if tool.risk == "read" and (tool.concurrent is None or tool.concurrent(arguments)):
                 batch.append((call, tool, arguments))
                 continue
             self._run_batch(batch)
@@ -147,6 +148,7 @@ class ToolCalls:
             try:
                 result = future.result()
             except KeyboardInterrupt:
+                self.agent.ctx.cancelled.set()
                 self._interrupted([item[0] for item in batch[index:]], tool, started, "")
                 raise
             self._results[call["id"]] = result

@@ -130,7 +130,7 @@ def test_stream_json_prints_a_line_per_step(run_cli, api):
         "assistant",
         "result",
     ]
-    assert lines[0]["tools"] == ["read_file", "write_file", "edit_file", "bash", "web_fetch"]
+    assert lines[0]["tools"] == ["read_file", "write_file", "edit_file", "bash", "web_fetch", "task"]
     assert lines[0]["session_id"] and lines[0]["session_id"] == lines[-1]["session_id"]
     assert "trace" not in lines[-1]  # bulky: only with --trace
     assert lines[2] == {

@@ -60,6 +60,9 @@ class ToolContext:
     it outside. Set by the agent around each exec call."""
     secrets: SecretSet | None = field(default=None, repr=False)
     """The session's known secrets: read_file adds the values of the credential files it reads."""
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    """Set when Ctrl-C stopped a reply's calls while some still ran in worker threads, which the interrupt does
+    not reach: a long-running one (a sub-agent) checks it and stops."""
 
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""
@@ -133,6 +136,9 @@ class Tool:
     precheck: Callable[..., None] | None = field(default=None, repr=False, compare=False)
     """`precheck(ctx, **arguments)` raises the ToolError running the call would raise, without changing
     anything, so a call that cannot succeed is never put to a human for approval."""
+    concurrent: Callable[[dict], bool] | None = field(default=None, repr=False, compare=False)
+    """For a read tool: whether this call may run beside the reply's other read-only calls (None: it may).
+    The `task` tool says yes only for sub-agents that can only read."""
 
     def schema(self) -> dict:
         """The tool as the Messages API `tools` parameter expects it."""

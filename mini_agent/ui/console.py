@@ -21,6 +21,7 @@ from mini_agent.events import (
     HintChanged,
     Notice,
     ReplyDiscarded,
+    SubAgentEvent,
     TextDelta,
     ToolFinished,
     ToolStarted,
@@ -28,7 +29,7 @@ from mini_agent.events import (
 from mini_agent.model.messages import tool_uses
 from mini_agent.model.pricing import cost
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
-from mini_agent.ui.render import describe_call, first_line
+from mini_agent.ui.render import describe_call, first_line, nested_line
 
 if TYPE_CHECKING:
     from mini_agent.agent import TurnResult
@@ -158,6 +159,13 @@ class ReplRenderer:
             self._animate()
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, SubAgentEvent):
+            from rich.text import Text
+
+            if line := nested_line(event):
+                self._settle()
+                self.console.print(Text(self._plain(line), style="dim"), no_wrap=True, overflow="crop")
+            return self._animate()
         if isinstance(event, TextDelta):
             self._waiting_since = None
             self.spinner.stop()

@@ -71,9 +71,13 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.tools.base import ToolContext
 
     def build(emit, confirm) -> Agent:
+        from mini_agent.events import Notice
+        from mini_agent.subagents.delegation import with_subagents
+
+        registry, delegation, problems = with_subagents(default_tools(), settings)
         agent = Agent(
             provider,
-            default_tools(),
+            registry,
             settings,
             Session(),
             ToolContext(cwd=settings.cwd),
@@ -86,6 +90,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
             mcp_setup.attach(agent, servers)
             if not interactive:
                 mcp_setup.wait_for_servers(agent, servers, settings.mcp_timeout)
+        delegation.attach(agent)
+        for problem in problems:
+            emit(Notice(f"Agent definition not used: {problem}"))
         return agent
 
     from mini_agent.ui.lifecycle import SessionLifecycle

@@ -17,12 +17,20 @@ from mini_agent.events import (
     HintChanged,
     Notice,
     ReplyDiscarded,
+    SubAgentEvent,
     ToolFinished,
     ToolStarted,
 )
 from mini_agent.model.messages import text_of, tool_uses
 
-KEY_ARGUMENT = {"read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command", "web_fetch": "url"}
+KEY_ARGUMENT = {
+    "read_file": "path",
+    "write_file": "path",
+    "edit_file": "path",
+    "bash": "command",
+    "web_fetch": "url",
+    "task": "description",
+}
 
 
 def describe_call(name: str, arguments: Any) -> str:
@@ -39,6 +47,22 @@ def first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def nested_line(event: SubAgentEvent, nest: str = "  ⎿ ") -> str | None:
+    """A sub-agent's event as one compact line under its task call, or None: its words and requests stay off the
+    screen, only its tool calls and notices show."""
+    inner, who = event.event, f"[{event.name} {event.agent_id}] "
+    if isinstance(inner, ToolFinished):
+        call = describe_call(inner.name, inner.input)
+        if inner.result.shown:
+            return f"{nest}{who}{call} ✗ {inner.result.shown}"
+        if inner.result.is_error:
+            return f"{nest}{who}{call} ✗ {first_line(inner.result.content, 100)}"
+        return f"{nest}{who}{call} ✓ {inner.duration:.1f}s"
+    if isinstance(inner, Notice):
+        return f"{nest}{who}! {inner.text}"
+    return None
+
+
 class ProgressRenderer:
     """For `--output-format text`: progress lines on stderr; the final answer is printed by the caller."""
 
@@ -46,7 +70,11 @@ class ProgressRenderer:
         self.err, self.trace = err, trace
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ContextInjected):
+        if isinstance(event, SubAgentEvent):
+            line = nested_line(event)
+            if line:
+                self._line(line)
+        elif isinstance(event, ContextInjected):
             if self.trace:
                 from mini_agent.ui.trace import format_trace
 
@@ -118,6 +146,10 @@ class StreamJsonRenderer:
 
 
 def stream_record(event: Event) -> dict | None:
+    if isinstance(event, SubAgentEvent):
+        record = stream_record(event.event)
+        subagent = {"id": event.agent_id, "agent": event.name, "description": event.description}
+        return None if record is None else {**record, "subagent": subagent}
     if isinstance(event, AssistantMessage):
         return {
             "type": "assistant",

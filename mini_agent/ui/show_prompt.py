@@ -12,7 +12,9 @@ from mini_agent.tools import default_tools
 
 def print_prompt(settings: Settings, out: TextIO, one_shot: bool = False) -> None:
     """`one_shot`: as a `-p` run sends it, with the hint that nobody can answer questions."""
-    registry = default_tools()
+    from mini_agent.subagents.delegation import with_subagents
+
+    registry = with_subagents(default_tools(), settings)[0]  # the task tool and the named agents it offers
     system = build_system(static_prompt(), registry, {"non_interactive": NON_INTERACTIVE} if one_shot else {})
     out.write(render_system(system) + "\n\n")
     out.write("=" * 72 + "\n# Tool schemas (the request's `tools` parameter)\n" + "=" * 72 + "\n")

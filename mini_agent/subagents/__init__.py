@@ -1,0 +1,10 @@
+"""Sub-agents: the `task` tool that hands a self-contained sub-task to a fresh agent loop, the loop's wiring
+(its own conversation and step budget, the parent's provider, permission mode and rules, never wider), and the
+named agent definitions in `.mini-agent/agents/*.md`.
+
+definitions.py reads the named agents, task_tool.py builds the tool the model sees, delegation.py runs a child.
+
+May import: the agent and its core modules (agent, session, events, settings, errors), model/ (usage), tools/
+(the registry) and safety/ (through the agent's gate). Never ui/ or cli; nothing below the agent imports this
+package: the wiring (ui/launch.py) adds the tool and attaches it to the agent it built.
+"""

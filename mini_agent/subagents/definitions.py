@@ -1,0 +1,106 @@
+"""Named sub-agents: `.mini-agent/agents/*.md` files, front matter (description, tools, model) and a body that
+is added to the sub-agent's system prompt. The project's directory wins over the user's on a name clash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+AGENTS_DIR = Path(".mini-agent") / "agents"
+FIELDS = ("name", "description", "tools", "model")
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    name: str
+    description: str
+    prompt: str
+    """The body of the file: added to the sub-agent's system prompt."""
+    tools: tuple[str, ...] | None = None
+    """The tools it may use (never `task`); None: every tool the main agent has."""
+    model: str | None = None
+    """A model id for this agent; None: the main agent's model."""
+    path: Path | None = None
+
+
+class DefinitionError(ValueError):
+    """A definition file that cannot be used: the message says which file and why."""
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, str | list[str]], str]:
+    """`---`-fenced `key: value` lines (a value may be `[a, b]`, `a, b`, or `- a` lines below the key) and the
+    body after the closing fence. Text without front matter is all body."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, text.strip()
+    try:
+        end = next(index for index, line in enumerate(lines[1:], 1) if line.strip() == "---")
+    except StopIteration:
+        raise DefinitionError("the front matter has no closing '---' line") from None
+    fields: dict[str, str | list[str]] = {}
+    key: str | None = None
+    for line in lines[1:end]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("- ") and key is not None:
+            current = fields.get(key)
+            fields[key] = [*(current if isinstance(current, list) else []), _unquote(stripped[2:])]
+            continue
+        name, colon, value = stripped.partition(":")
+        if not colon:
+            raise DefinitionError(f"front matter line {line!r} is not 'key: value'")
+        key, value = name.strip().lower(), value.strip()
+        if value.startswith("[") and value.endswith("]"):
+            fields[key] = [_unquote(item) for item in value[1:-1].split(",") if item.strip()]
+        else:
+            fields[key] = _unquote(value) if value else []
+    return fields, "\n".join(lines[end + 1 :]).strip()
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def definition_of(path: Path, text: str) -> AgentDefinition:
+    fields, body = parse_front_matter(text)
+    unknown = sorted(set(fields) - set(FIELDS))
+    if unknown:
+        raise DefinitionError(f"unknown front matter keys: {', '.join(unknown)} (known: {', '.join(FIELDS)})")
+    description = fields.get("description")
+    if not isinstance(description, str) or not description:
+        raise DefinitionError("the front matter needs a 'description': the model picks agents by it")
+    tools = fields.get("tools")
+    if isinstance(tools, str):
+        tools = [item.strip() for item in tools.split(",") if item.strip()]
+    model = fields.get("model")
+    name = fields.get("name") or path.stem
+    if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
+        raise DefinitionError(f"the agent name {name!r} must be letters, digits, '-' or '_'")
+    return AgentDefinition(
+        name=name,
+        description=" ".join(description.split()),
+        prompt=body,
+        tools=tuple(tools) if tools is not None else None,
+        model=model if isinstance(model, str) and model else None,
+        path=path,
+    )
+
+
+def load_definitions(*directories: Path) -> tuple[dict[str, AgentDefinition], list[str]]:
+    """Every definition in `directories`, the earlier directory winning a name, and a problem line per file
+    that could not be used (it is left out, the others still load)."""
+    found: dict[str, AgentDefinition] = {}
+    problems: list[str] = []
+    for directory in directories:
+        for path in sorted(directory.glob("*.md")) if directory.is_dir() else ():
+            try:
+                definition = definition_of(path, path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, DefinitionError) as exc:
+                problems.append(f"{path}: {exc}")
+                continue
+            found.setdefault(definition.name, definition)
+    return found, problems

@@ -1,0 +1,199 @@
+"""Running one sub-agent: a fresh agent loop beside the main one, sharing what must not widen (the permission
+mode, the rules, the human who answers questions) and reporting what it did back into the main agent's turn
+(its events nested, its tokens, its transcript in the session file)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from mini_agent.agent import Agent
+from mini_agent.errors import MiniAgentError, TurnAborted
+from mini_agent.events import Event, SubAgentEvent, TextDelta, ToolFinished
+from mini_agent.model.usage import Usage
+from mini_agent.session import Session
+from mini_agent.subagents.definitions import AgentDefinition
+from mini_agent.subagents.task_tool import TASK
+from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, ToolRegistry
+
+if TYPE_CHECKING:
+    from mini_agent.safety.gate import ApprovalRequest
+    from mini_agent.safety.permissions import Decision
+
+WRITE_TOOLS = ("write_file", "edit_file")
+ROLE = """# You are a sub-agent
+
+The main agent delegated one sub-task to you. Nobody can answer a question while you work: act on the most
+reasonable reading of the brief and say which reading you took. Your last reply is all the main agent receives:
+make it a complete, self-contained report of what you found or did (paths, line numbers, commands and their
+results), without asking anything back."""
+
+
+def brief(original: str, description: str, prompt: str) -> str:
+    """The sub-agent's first message: the user's request verbatim, marked as such, beside the sub-task."""
+    return (
+        f"<original_user_request>\n{original}\n</original_user_request>\n\n"
+        "Above, verbatim, is what the user asked the main agent: context for your work, not your task. The main "
+        f"agent delegated this sub-task to you ({description}):\n\n{prompt}"
+    )
+
+
+@dataclass(frozen=True)
+class SubAgentRun:
+    """What one sub-agent did, as the main agent and the session file hear it."""
+
+    text: str
+    steps: int
+    usage: Usage
+    changed: tuple[str, ...]
+    """Files its write_file and edit_file calls changed, in the order first changed."""
+    commands: int
+    """Shell commands it ran: what they changed is not listed."""
+    stopped: str | None = None
+    """Why it ended early (an error, Ctrl-C); None when it finished."""
+
+    def report(self) -> str:
+        lines = [self.text.strip() or "(The sub-agent gave no final answer.)"]
+        if self.stopped:
+            lines.insert(0, f"[The sub-agent stopped early: {self.stopped}]")
+        lines.append("")
+        lines.append(f"Files changed by the sub-agent: {', '.join(self.changed)}" if self.changed else "")
+        if self.commands:
+            lines.append(f"It ran {self.commands} shell command(s); files they changed are not listed above.")
+        return "\n".join(lines).rstrip()
+
+
+class Delegation:
+    """The main agent's sub-agents: `run` is the task tool's body. `attach` the main agent once it is built."""
+
+    def __init__(self, definitions: dict[str, AgentDefinition]) -> None:
+        self.definitions = definitions
+        self.parent: Agent | None = None
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        """Guards the main agent's usage and session, and the terminal: read-only sub-agents run in threads."""
+        self._asking = threading.Lock()
+        """One question to the human at a time, whichever sub-agent asks."""
+
+    def attach(self, parent: Agent) -> None:
+        self.parent = parent
+
+    def run(self, description: str, prompt: str, name: str | None) -> str:
+        parent = self.parent
+        if parent is None:
+            raise ToolError("Sub-agents are not available in this session.")
+        definition = self.definitions.get(name) if name else None
+        agent_id = str(next(self._ids))
+        label = definition.name if definition else TASK
+        changed: list[str] = []
+        commands = 0
+
+        def emit(event: Event) -> None:
+            nonlocal commands
+            if parent.ctx.cancelled.is_set():
+                raise KeyboardInterrupt  # Ctrl-C reached the main thread, not this worker
+            if isinstance(event, TextDelta):
+                return  # the sub-agent's words stay out of the main transcript on screen: one line per tool
+            if isinstance(event, ToolFinished) and not event.result.is_error:
+                path = event.input.get("path") if isinstance(event.input, dict) else None
+                if event.name in WRITE_TOOLS and isinstance(path, str) and path not in changed:
+                    changed.append(path)
+                commands += event.name == "bash"
+            with self._lock:
+                parent.emit(SubAgentEvent(agent_id, label, description, event))
+
+        child = self._child(parent, definition, emit)
+        original = parent.ctx.request
+        result, stopped = None, None
+        try:
+            result = child.run_turn(brief(original, description, prompt), request=original)
+        except TurnAborted:
+            stopped = "interrupted with Ctrl-C"
+        except MiniAgentError as exc:
+            stopped = str(exc)
+        finally:
+            usage = child.session.usage
+            text = result.text if result else _last_words(child.session)
+            run = SubAgentRun(text, result.steps if result else 0, usage, tuple(changed), commands, stopped)
+            self._settle(parent, child, agent_id, label, description, run)
+        if stopped == "interrupted with Ctrl-C":
+            raise ToolInterrupted(run.report())
+        if stopped and not run.text:
+            raise ToolError(run.report())
+        return run.report()
+
+    def _child(self, parent: Agent, definition: AgentDefinition | None, emit) -> Agent:
+        """A fresh agent: its own conversation and files read, the parent's provider, mode and rules."""
+        settings = parent.settings
+        if definition is not None and definition.model:
+            settings = replace(settings, model=definition.model)
+        allowed = definition.tools if definition is not None else None
+        tools = [t for t in parent.registry if t.name != TASK and (allowed is None or t.name in allowed)]
+        ctx = ToolContext(cwd=parent.ctx.cwd, data_dir=parent.ctx.data_dir, secrets=parent.secrets)
+        static = f"{parent.static_prompt}\n\n{ROLE}"
+        if definition is not None and definition.prompt:
+            static += f"\n\n# Your role: {definition.name}\n\n{definition.prompt}"
+        child = Agent(parent.provider, ToolRegistry(tools), settings, Session(), ctx, static, emit, self._confirm)
+        # Never wider than the parent: the mode and rules as they are now, "always" answers included.
+        child.gate.mode, child.gate.rules, child.gate.started = parent.gate.mode, parent.gate.rules, parent.gate.started
+        child.before_change = parent.before_change  # its changes are undone with the parent's turn
+        return child
+
+    def _confirm(self, request: ApprovalRequest) -> Decision:
+        assert self.parent is not None
+        with self._asking:
+            return self.parent.gate.confirm(request)
+
+    def _settle(
+        self, parent: Agent, child: Agent, agent_id: str, label: str, description: str, run: SubAgentRun
+    ) -> None:
+        """Its tokens into the parent's turn and session, its transcript into the session file, and the parent's
+        context sources told which files it changed."""
+        entry = {
+            "id": agent_id,
+            "agent": label,
+            "description": description,
+            "model": child.settings.model,
+            "steps": run.steps,
+            "changed": list(run.changed),
+            "stopped": run.stopped,
+            "result": run.text,
+            "log": child.session.log,
+        }
+        with self._lock:
+            parent.delegated = parent.delegated + run.usage
+            parent.session.record_subagent(entry, run.usage)
+            for path in run.changed:
+                parent.keeper.engine.tool_ran("write", parent.ctx.resolve(path))
+            if run.commands:
+                parent.keeper.engine.tool_ran("exec", None)
+
+
+def _last_words(session: Session) -> str:
+    """The text of the sub-agent's last reply, when it stopped before a final one."""
+    for message in reversed(session.messages):
+        if message["role"] == "assistant":
+            content = message["content"]
+            if isinstance(content, str):
+                return content
+            return "\n".join(block.get("text", "") for block in content if block.get("type") == "text")
+    return ""
+
+
+def with_subagents(registry: ToolRegistry, settings) -> tuple[ToolRegistry, Delegation, list[str]]:
+    """The registry with the `task` tool added, the Delegation to attach to the agent once built, and a line
+    per agent definition that could not be used."""
+    from mini_agent.subagents.definitions import AGENTS_DIR, load_definitions
+    from mini_agent.subagents.task_tool import task_tool
+
+    definitions, problems = load_definitions(settings.cwd / AGENTS_DIR, settings.user_dir / "agents")
+    tools = list(registry)
+    for definition in definitions.values():
+        unknown = [name for name in definition.tools or () if name not in registry]
+        if unknown:
+            problems.append(f"{definition.path}: unknown tools {', '.join(unknown)} left out")
+    delegation = Delegation(definitions)
+    risks = {tool.name: tool.risk for tool in tools}
+    return ToolRegistry([*tools, task_tool(delegation.run, definitions, risks)]), delegation, problems
