@@ -109,9 +109,10 @@ FORBIDDEN = {
     "mini_agent.agent": ("mini_agent.ui", "mini_agent.cli"),
     "mini_agent.compaction": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
     "mini_agent.mcp": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent", "mini_agent.context"),
-    "mini_agent.commands": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
-    "mini_agent.command_files": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
-    "mini_agent.command_turn": ("mini_agent.ui", "mini_agent.cli"),
+    "mini_agent.commands": ("mini_agent.ui", "mini_agent.cli"),
+    "mini_agent.commands.catalog": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
+    "mini_agent.commands.files": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
+    "mini_agent.subagents": ("mini_agent.ui", "mini_agent.cli"),
     "mini_agent.events": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent", "mini_agent.compaction"),
 }
 

@@ -12,9 +12,9 @@ from fake_api import answer, tool_use
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.command_files import read_command, split_front_matter
-from mini_agent.command_turn import command_turn
-from mini_agent.commands import CommandFinder, expand
+from mini_agent.commands.catalog import CommandFinder, expand
+from mini_agent.commands.files import read_command, split_front_matter
+from mini_agent.commands.turn import command_turn
 from mini_agent.ui.custom_commands import REPL_BUILTINS, one_shot_prompt
 
 

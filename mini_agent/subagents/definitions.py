@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from mini_agent.commands.files import split_front_matter
+
 AGENTS_DIR = Path(".mini-agent") / "agents"
 FIELDS = ("name", "description", "tools", "model")
 
@@ -28,41 +30,17 @@ class DefinitionError(ValueError):
 
 
 def parse_front_matter(text: str) -> tuple[dict[str, str | list[str]], str]:
-    """`---`-fenced `key: value` lines (a value may be `[a, b]`, `a, b`, or `- a` lines below the key) and the
-    body after the closing fence. Text without front matter is all body."""
-    lines = text.lstrip("\ufeff").splitlines()
-    if not lines or lines[0].strip() != "---":
-        return {}, text.strip()
-    try:
-        end = next(index for index, line in enumerate(lines[1:], 1) if line.strip() == "---")
-    except StopIteration:
-        raise DefinitionError("the front matter has no closing '---' line") from None
-    fields: dict[str, str | list[str]] = {}
-    key: str | None = None
-    for line in lines[1:end]:
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if stripped.startswith("- ") and key is not None:
-            current = fields.get(key)
-            fields[key] = [*(current if isinstance(current, list) else []), _unquote(stripped[2:])]
-            continue
-        name, colon, value = stripped.partition(":")
-        if not colon:
-            raise DefinitionError(f"front matter line {line!r} is not 'key: value'")
-        key, value = name.strip().lower(), value.strip()
-        if value.startswith("[") and value.endswith("]"):
-            fields[key] = [_unquote(item) for item in value[1:-1].split(",") if item.strip()]
-        else:
-            fields[key] = _unquote(value) if value else []
-    return fields, "\n".join(lines[end + 1 :]).strip()
-
-
-def _unquote(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
+    """`---`-fenced `key: value` lines, read as command files read them (a value may be `[a, b]`, `a, b`, or `- a`
+    lines below the key), and the body after the closing fence. Text without front matter is all body."""
+    fields, body, problems = split_front_matter(text.lstrip("\ufeff"))
+    if problems:
+        raise DefinitionError(problems[0].rstrip("."))
+    read: dict[str, str | list[str]] = {}
+    for key, value in fields.items():
+        if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
+            value = [item.strip().strip("'\"") for item in value[1:-1].split(",") if item.strip()]
+        read[key.lower()] = [] if value == "" else value
+    return read, body.strip()
 
 
 def definition_of(path: Path, text: str) -> AgentDefinition:

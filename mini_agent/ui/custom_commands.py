@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
-from mini_agent.commands import CommandFinder, Invocation
+from mini_agent.commands.catalog import CommandFinder, Invocation
 from mini_agent.settings import Settings
 
 REPL_BUILTINS = (
@@ -67,7 +67,7 @@ class CustomCommands:
 
 def run_in_repl(repl, invocation: Invocation) -> None:
     """The command's prompt as one turn, with its model and allowed-tools for that turn only."""
-    from mini_agent.command_turn import command_turn
+    from mini_agent.commands.turn import command_turn
 
     command = invocation.command
     if command.model:
@@ -84,7 +84,7 @@ def one_shot_prompt(prompt: str, settings: Settings, err: TextIO = sys.stderr) -
     """`-p "/name args"`: the expanded prompt, and the run's settings with the command's model and rules."""
     if not prompt.startswith("/"):
         return prompt, settings
-    from mini_agent.command_turn import one_shot_settings
+    from mini_agent.commands.turn import one_shot_settings
 
     finder = finder_for(settings)
     invocation = finder.find(prompt)

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_agent.command_files import CommandFile, read_command
+from mini_agent.commands.files import CommandFile, read_command
 
 PROJECT_DIRS = (".mini-agent/commands", ".claude/commands")
 ARGUMENTS_LABEL = "ARGUMENTS:"

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mini_agent.command_files import CommandFile
+from mini_agent.commands.files import CommandFile
 from mini_agent.safety.rules import Rules
 
 if TYPE_CHECKING:
