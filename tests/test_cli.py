@@ -192,7 +192,7 @@ def test_without_a_terminal_approval_is_refused_and_files_stay_untouched(run_cli
         answer("Could not."),
     )
     done = run_cli(["-p", "change it"], api)
-    assert done.returncode == 0
+    assert done.returncode == 4  # refused calls: the answer may rest on work not done
     assert target.read_text() == "original\n" and not (tmp_path / "made-by-bash").exists()
     write_result = api.message_requests[2]["messages"][-1]["content"][0]
     bash_result = api.message_requests[3]["messages"][-1]["content"][0]
@@ -205,10 +205,69 @@ def test_auto_mode_still_refuses_destructive_commands_without_a_human(run_cli, a
     (tmp_path / "precious" / "data.txt").write_text("keep me")
     api.script(answer(tool_use("bash", {"command": "rm -rf *"})), answer("Refused."))
     done = run_cli(["-p", "clean up", "--yes"], api)
-    assert done.returncode == 0
+    assert done.returncode == 4
     assert (tmp_path / "precious" / "data.txt").read_text() == "keep me"
     result = api.message_requests[1]["messages"][-1]["content"][0]
     assert result["is_error"] and "destructive" in result["content"]
+
+
+def test_a_refused_call_is_reported_in_json_and_in_the_exit_status(run_cli, api, tmp_path):
+    api.script(
+        answer(tool_use("bash", {"command": "touch made-by-bash"}, id="b1")),
+        answer(tool_use("write_file", {"path": "out.txt", "content": "x"}, id="w1")),
+        answer("I could not make either file."),
+    )
+    done = run_cli(["-p", "make two files", "--output-format", "json"], api)
+    assert done.returncode == 4, done.stderr
+    assert not (tmp_path / "made-by-bash").exists() and not (tmp_path / "out.txt").exists()
+    record = json.loads(done.stdout)
+    assert (record["subtype"], record["exit_code"], record["is_error"]) == ("permission_denied", 4, True)
+    assert record["result"] == "I could not make either file."
+    bash, write = record["permission_denials"]
+    assert {k: bash[k] for k in ("tool_use_id", "tool", "input", "kind")} == {
+        "tool_use_id": "b1",
+        "tool": "bash",
+        "input": "touch made-by-bash",
+        "kind": "approval",
+    }
+    assert "--permission-mode auto" in bash["allow"] and bash["reason"] and bash["rule"] is None
+    assert write["tool"] == "write_file" and write["input"] == "out.txt"
+    assert "--permission-mode accept-edits" in write["allow"]
+    sent = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+    assert bash["message"] == sent  # the model and the script read the same refusal
+
+
+def test_a_deny_rule_is_named_in_the_denial_and_stream_json_has_an_event_for_it(run_cli, api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "rm notes.txt"}, id="r1")), answer("Not allowed."))
+    (tmp_path / "notes.txt").write_text("keep")
+    args = ["-p", "remove notes", "--output-format", "stream-json", "--yes", "--deny", "bash(rm *)"]
+    done = run_cli(args, api)
+    assert done.returncode == 4, done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "keep"
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    types = [line["type"] for line in lines]
+    assert types[types.index("tool_result") + 1] == "permission_denial"
+    event = lines[types.index("permission_denial")]
+    called = (event["tool_use_id"], event["tool"], event["input"], event["kind"])
+    assert called == ("r1", "bash", "rm notes.txt", "rule")
+    assert "bash(rm *)" in event["rule"] and event["allow"] == []
+    assert lines[-1]["permission_denials"] == [{k: v for k, v in event.items() if k != "type"}]
+
+
+def test_a_refusal_in_text_output_is_summed_up_on_stderr(run_cli, api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "touch x"})), answer("Could not."))
+    done = run_cli(["-p", "touch x"], api)
+    assert done.returncode == 4
+    assert done.stdout.decode() == "Could not.\n"
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("mini-agent: refused bash(touch x): ") and "to allow it: " in last
+    assert "--permission-mode auto" in last
+
+
+def test_a_run_without_refusals_has_an_empty_list(run_cli, api):
+    api.script(answer("Nothing to do."))
+    done = run_cli(["-p", "hi", "--output-format", "json"], api)
+    assert done.returncode == 0 and json.loads(done.stdout)["permission_denials"] == []
 
 
 def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):

@@ -17,6 +17,7 @@ from mini_agent.events import (
     HintChanged,
     Notice,
     ReplyDiscarded,
+    ToolDenied,
     ToolFinished,
     ToolStarted,
 )
@@ -27,11 +28,26 @@ KEY_ARGUMENT = {"read_file": "path", "write_file": "path", "edit_file": "path", 
 
 def describe_call(name: str, arguments: Any) -> str:
     """`tool(key argument)` in one line, for progress output and confirmations."""
+    value = key_argument(name, arguments)
+    return f"{name}({value})" if value else name
+
+
+def key_argument(name: str, arguments: Any) -> str:
+    """The argument that says what a call does (the command, the path, the URL) on one line, at most 100
+    characters; empty for a tool without one."""
     value = arguments.get(KEY_ARGUMENT.get(name, ""), "") if isinstance(arguments, dict) else ""
     value = " ".join(str(value).split())
-    if len(value) > 100:
-        value = value[:97] + "..."
-    return f"{name}({value})" if value else name
+    return value[:97] + "..." if len(value) > 100 else value
+
+
+def denial_record(event: ToolDenied) -> dict:
+    """A refused call for scripts: the `permission_denials` items of the result, and the stream-json event."""
+    return {
+        "tool_use_id": event.tool_use_id,
+        "tool": event.name,
+        "input": key_argument(event.name, event.input),
+        **event.denial.to_dict(),
+    }
 
 
 def first_line(text: str, limit: int = 160) -> str:
@@ -137,6 +153,8 @@ def stream_record(event: Event) -> dict | None:
             "content": event.result.content,
             "duration_ms": round(event.duration * 1000),
         }
+    if isinstance(event, ToolDenied):
+        return {"type": "permission_denial", **denial_record(event)}
     if isinstance(event, ReplyDiscarded):
         return {"type": "retry", "attempt": event.attempt, "delay_s": round(event.delay, 3), "reason": event.reason}
     if isinstance(event, Notice):
