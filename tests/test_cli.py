@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -62,6 +63,30 @@ def test_text_output_prints_the_answer_on_stdout_and_progress_on_stderr(run_cli,
     assert "Reading it." in progress and "read_file(notes.txt)" in progress
     result = api.message_requests[1]["messages"][-1]["content"][0]
     assert "alpha" in result["content"] and "beta" in result["content"]
+
+
+def test_text_progress_is_one_line_per_tool_call_with_the_exit_status_of_commands(run_cli, api, tmp_path):
+    calls = [
+        tool_use("bash", {"command": "echo hi"}, id="ok"),
+        tool_use("bash", {"command": "ls nothing-here"}, id="fails"),
+        tool_use("read_file", {"path": "missing.txt"}, id="missing"),
+    ]
+    api.script(answer(*calls[:1]), answer(*calls[1:2]), answer(*calls[2:]), answer("Done."))
+    done = run_cli(["-p", "look around"], api)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.decode().splitlines()
+    tool_lines = [line for line in lines if line.startswith("● ")]
+    assert len(tool_lines) == 3 and not any(line.startswith("  ✓") for line in lines)
+    assert re.fullmatch(r"● bash\(echo hi\) ✓ \d+\.\ds · exit 0", tool_lines[0]), tool_lines
+    assert re.fullmatch(r"● bash\(ls nothing-here\) ✗ exit 2 · \d+\.\ds", tool_lines[1]), tool_lines
+    assert tool_lines[2].startswith("● read_file(missing.txt) ✗ ") and len(tool_lines[2]) > len("● read_file() ✗ ")
+
+
+def test_text_progress_uses_ascii_glyphs_where_stderr_cannot_encode_others(run_cli, api):
+    api.script(answer(tool_use("bash", {"command": "ls nothing-here"})), answer("Done."))
+    done = run_cli(["-p", "look"], api, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^\* bash\(ls nothing-here\) x exit 2 \| \d+\.\ds$", done.stderr.decode(), re.MULTILINE)
 
 
 def test_a_piped_prompt_is_the_task(run_cli, api):

@@ -10,7 +10,6 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mini_agent.events import (
@@ -28,33 +27,15 @@ from mini_agent.events import (
 from mini_agent.model.messages import tool_uses
 from mini_agent.model.pricing import cost
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
-from mini_agent.ui.render import describe_call, first_line
+from mini_agent.ui.render import describe_call
+from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, tool_line
 
 if TYPE_CHECKING:
     from mini_agent.agent import TurnResult
     from mini_agent.session import Session
 
-DETAIL_LINES = 4
-"""Lines of an error's detail (or of a failed command's output) under its tool line."""
 DIFF_LINES = 24
-_EXIT_CODE = re.compile(r"^exit code: (\d+)", re.MULTILINE)
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
-_HINT = re.compile(r"<system_hint\b.*?</system_hint>", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Glyphs:
-    call: str
-    ok: str
-    fail: str
-    separator: str
-    ellipsis: str
-    spinner: str
-    """The name of one of rich's spinners."""
-
-
-UNICODE = Glyphs(call="●", ok="✓", fail="✗", separator=" · ", ellipsis="…", spinner="dots")
-ASCII = Glyphs(call="*", ok="+", fail="x", separator=" | ", ellipsis="...", spinner="line")
 
 
 def glyphs_for(console) -> Glyphs:
@@ -258,31 +239,16 @@ class ReplRenderer:
         from rich.text import Text
 
         self._settle()
-        g = self.glyphs
-        head = f"{g.call} {describe_call(event.name, event.input)}"
-        content = _HINT.sub("", event.result.content)
-        exit_code = _exit_code(content) if event.name == "bash" else None
-        if event.result.shown:  # a refusal written for the model: the human gets its plain line, below, whole
-            ok, outcome, detail = False, f"{g.fail} not run", []
-        elif event.result.is_error:
-            ok, outcome = False, f"{g.fail} {first_line(content)}"
-            detail = [line for line in content.strip().splitlines()[1:] if line.strip()][:DETAIL_LINES]
-        elif exit_code:
-            ok, outcome = False, f"{g.fail} exit {exit_code}{g.separator}{event.duration:.1f}s"
-            output = [line for line in content.strip().splitlines()[:-1] if line.strip()]
-            detail = output[-DETAIL_LINES + 1 :]
-        else:
-            exit_note = f"{g.separator}exit 0" if exit_code == 0 else ""
-            ok, outcome, detail = True, f"{g.ok} {event.duration:.1f}s{exit_note}", []
-        head, outcome = self._fit(self._plain(head), self._plain(outcome))
-        line = Text.assemble((head[:1], "cyan"), head[1:], " ", (outcome, "green" if ok else "red"))
+        shown = tool_line(event, self.glyphs)
+        head, outcome = self._fit(self._plain(shown.head), self._plain(shown.outcome))
+        line = Text.assemble((head[:1], "cyan"), head[1:], " ", (outcome, "green" if shown.ok else "red"))
         self.console.print(line, no_wrap=True, overflow="crop")
-        if event.result.shown:
-            self.console.print(Text("    " + self._plain(event.result.shown), style="yellow"))  # wrapped, never cut
-        for text in detail:
-            self.console.print(Text(clip("    " + self._plain(text), self.width, g.ellipsis), style="dim"))
+        if shown.note:
+            self.console.print(Text("    " + self._plain(shown.note), style="yellow"))  # wrapped, never cut
+        for text in shown.detail:
+            self.console.print(Text(clip("    " + self._plain(text), self.width, self.glyphs.ellipsis), style="dim"))
         if event.name in ("edit_file", "write_file"):
-            self._print_diff(content)
+            self._print_diff(shown.content)
 
     def _print_diff(self, content: str) -> None:
         from rich.text import Text
@@ -315,11 +281,6 @@ class ReplRenderer:
     def _plain(self, text: str) -> str:
         """One line without escape sequences or control characters, in what the console can encode."""
         return encodable(self.console, _ESCAPES.sub("", text.expandtabs(4)))
-
-
-def _exit_code(content: str) -> int | None:
-    found = _EXIT_CODE.findall(content)
-    return int(found[-1]) if found else None
 
 
 def short_count(count: int) -> str:

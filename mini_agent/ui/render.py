@@ -60,6 +60,8 @@ class ProgressRenderer:
 
     def __init__(self, err: TextIO, trace: bool = False) -> None:
         self.err, self.trace = err, trace
+        self.utf = (getattr(err, "encoding", None) or "utf-8").lower().replace("-", "").startswith("utf")
+        """Whether stderr takes the REPL's glyphs; an ASCII locale gets `*`, `+`, `x`."""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ContextInjected):
@@ -76,15 +78,13 @@ class ProgressRenderer:
             text = text_of(event.message).strip()
             if text and tool_uses(event.message):  # words on the way; the final answer goes to stdout
                 self._line(text)
-        elif isinstance(event, ToolStarted):
-            self._line(f"● {describe_call(event.name, event.input)}")
-        elif isinstance(event, ToolFinished):
-            if event.result.shown:  # a line made for a human, to be shown whole (a flag cut in two is useless)
-                self._line(f"  ✗ {describe_call(event.name, event.input)}: {event.result.shown}")
-            elif event.result.is_error:
-                self._line(f"  ✗ {describe_call(event.name, event.input)}: {first_line(event.result.content)}")
-            else:
-                self._line(f"  ✓ {event.name} ({event.duration:.1f}s)")
+        elif isinstance(event, ToolFinished):  # one line once the call is done, as the REPL prints it
+            from mini_agent.ui.tool_line import ASCII, UNICODE, tool_line
+
+            glyphs = UNICODE if self.utf else ASCII
+            shown = tool_line(event, glyphs)
+            # a refusal's plain line is shown whole, on the same line: a flag cut in two is useless
+            self._line(f"{shown.head} {glyphs.fail} {shown.note}" if shown.note else str(shown))
         elif isinstance(event, ReplyDiscarded):
             self._line(f"! {event.retrying()} (retry {event.attempt}).")
         elif isinstance(event, Notice):
