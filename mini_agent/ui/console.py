@@ -25,7 +25,6 @@ from mini_agent.events import (
     ToolStarted,
 )
 from mini_agent.model.messages import tool_uses
-from mini_agent.model.pricing import cost
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
 from mini_agent.ui.render import describe_call
 from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, tool_line
@@ -190,23 +189,15 @@ class ReplRenderer:
         """The status line: this turn's tokens, cache share and cost, the session's cost, context fullness."""
         from rich.text import Text
 
-        self._settle()
-        line = self._plain(self.status_line(result, session, window, overhead))
-        self.console.print(Text(clip(line, self.width, self.glyphs.ellipsis), style="dim"))
+        from mini_agent.ui.status_line import fitted, status_parts
 
-    def status_line(self, result: TurnResult, session: Session, window: int, overhead: int) -> str:
-        usage = result.usage
-        read = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-        parts = [f"{short_count(read)} in", f"{short_count(usage.output_tokens)} out"]
-        if read:
-            parts.append(f"{usage.cache_read_input_tokens / read:.0%} cached")
-        turn_cost, session_cost = cost(self.model, usage), cost(self.model, session.usage)
-        if turn_cost is not None and session_cost is not None:
-            parts.append(f"{dollars(turn_cost)} ({dollars(session_cost)} session)")
-        if window:
-            size = session.last_usage.context_tokens if session.last_usage else overhead
-            parts.append(f"ctx {size / window:.0%} of {short_count(window)}")
-        return self.glyphs.separator.join(parts)
+        self._settle()
+        parts = {
+            name: self._plain(text)
+            for name, text in status_parts(result, session, window, overhead, self.model).items()
+        }
+        line = fitted(parts, self.width, self.glyphs.separator, self.glyphs.ellipsis)
+        self.console.print(Text(line, style="dim"))
 
     @property
     def width(self) -> int:
@@ -281,17 +272,3 @@ class ReplRenderer:
     def _plain(self, text: str) -> str:
         """One line without escape sequences or control characters, in what the console can encode."""
         return encodable(self.console, _ESCAPES.sub("", text.expandtabs(4)))
-
-
-def short_count(count: int) -> str:
-    """1234 -> 1.2k, 123456 -> 123k, 1234567 -> 1.2M."""
-    for unit, size in (("M", 1_000_000), ("k", 1000)):
-        if count >= size:
-            value = count / size
-            return f"{value:.0f}{unit}" if value >= 100 else f"{value:.1f}".removesuffix(".0") + unit
-    return str(count)
-
-
-def dollars(amount: float) -> str:
-    """Three significant digits below a dollar, cents above."""
-    return f"${amount:.2f}" if amount >= 1 else f"${amount:.3g}" if amount >= 0.001 else f"${amount:.4f}"
