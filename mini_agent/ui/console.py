@@ -26,8 +26,7 @@ from mini_agent.events import (
 )
 from mini_agent.model.messages import tool_uses
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
-from mini_agent.ui.render import describe_call
-from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, tool_line
+from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, tool_line
 
 if TYPE_CHECKING:
     from mini_agent.agent import TurnResult
@@ -196,8 +195,8 @@ class ReplRenderer:
             name: self._plain(text)
             for name, text in status_parts(result, session, window, overhead, self.model).items()
         }
-        line = fitted(parts, self.width, self.glyphs.separator, self.glyphs.ellipsis)
-        self.console.print(Text(line, style="dim"))
+        line = fitted(parts, self.width, self.glyphs.separator)
+        self.console.print(Text(clip(line, self.width, self.glyphs.ellipsis), style="dim"))
 
     @property
     def width(self) -> int:

@@ -7,7 +7,7 @@ interactive use lives in ui/interactive.py.
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 from mini_agent.events import (
     AssistantMessage,
@@ -22,22 +22,9 @@ from mini_agent.events import (
     ToolStarted,
 )
 from mini_agent.model.messages import text_of, tool_uses
+from mini_agent.ui.tool_line import ASCII, KEY_ARGUMENT, UNICODE, describe_call, key_argument, tool_line
 
-KEY_ARGUMENT = {"read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command", "web_fetch": "url"}
-
-
-def describe_call(name: str, arguments: Any) -> str:
-    """`tool(key argument)` in one line, for progress output and confirmations."""
-    value = key_argument(name, arguments)
-    return f"{name}({value})" if value else name
-
-
-def key_argument(name: str, arguments: Any) -> str:
-    """The argument that says what a call does (the command, the path, the URL) on one line, at most 100
-    characters; empty for a tool without one."""
-    value = arguments.get(KEY_ARGUMENT.get(name, ""), "") if isinstance(arguments, dict) else ""
-    value = " ".join(str(value).split())
-    return value[:97] + "..." if len(value) > 100 else value
+__all__ = ["KEY_ARGUMENT", "describe_call"]  # where the approval view and the REPL have always found them
 
 
 def denial_record(event: ToolDenied) -> dict:
@@ -48,11 +35,6 @@ def denial_record(event: ToolDenied) -> dict:
         "input": key_argument(event.name, event.input),
         **event.denial.to_dict(),
     }
-
-
-def first_line(text: str, limit: int = 160) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 class ProgressRenderer:
@@ -79,8 +61,6 @@ class ProgressRenderer:
             if text and tool_uses(event.message):  # words on the way; the final answer goes to stdout
                 self._line(text)
         elif isinstance(event, ToolFinished):  # one line once the call is done, as the REPL prints it
-            from mini_agent.ui.tool_line import ASCII, UNICODE, tool_line
-
             glyphs = UNICODE if self.utf else ASCII
             shown = tool_line(event, glyphs)
             # a refusal's plain line is shown whole, on the same line: a flag cut in two is useless

@@ -33,12 +33,10 @@ def status_parts(result: TurnResult, session: Session, window: int, overhead: in
     return parts
 
 
-def fitted(parts: dict[str, str], width: int, separator: str, ellipsis: str) -> str:
+def fitted(parts: dict[str, str], width: int, separator: str) -> str:
     """The parts joined, leaving out whole parts in GIVE_WAY order until the line fits `width` cells; the
-    context share is shortened (`ctx 45%`, `45%`) and cut only when even that is too wide."""
+    context share is shortened (`ctx 45%`, `45%`). The caller cuts what even that leaves too wide."""
     from rich.cells import cell_len
-
-    from mini_agent.ui.console import clip
 
     shown = dict(parts)
     for name in GIVE_WAY:
@@ -51,7 +49,7 @@ def fitted(parts: dict[str, str], width: int, separator: str, ellipsis: str) -> 
         for shorter in (share, share.removeprefix("ctx ")):
             if cell_len(line) > width:
                 line = shorter
-    return clip(line, width, ellipsis)
+    return line
 
 
 def short_count(count: int) -> str:

@@ -7,9 +7,31 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from mini_agent.events import ToolFinished
-from mini_agent.ui.render import describe_call, first_line
+
+KEY_ARGUMENT = {"read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command", "web_fetch": "url"}
+
+
+def describe_call(name: str, arguments: Any) -> str:
+    """`tool(key argument)` in one line, for progress output and confirmations."""
+    value = key_argument(name, arguments)
+    return f"{name}({value})" if value else name
+
+
+def key_argument(name: str, arguments: Any) -> str:
+    """The argument that says what a call does (the command, the path, the URL) on one line, at most 100
+    characters; empty for a tool without one."""
+    value = arguments.get(KEY_ARGUMENT.get(name, ""), "") if isinstance(arguments, dict) else ""
+    value = " ".join(str(value).split())
+    return value[:97] + "..." if len(value) > 100 else value
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
 
 DETAIL_LINES = 4
 """Lines of an error's detail (or of a failed command's output) under its tool line."""
