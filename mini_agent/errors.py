@@ -15,6 +15,9 @@ class ExitStatus(IntEnum):
     """Bad flags, no prompt, no API key: fix the invocation or the configuration."""
     STEP_LIMIT = 3
     """The turn reached --max-steps before the model finished."""
+    DENIED = 4
+    """The model finished, but at least one tool call was refused (by a rule, plan mode, or for want of a yes):
+    the answer may rest on work that was not done. A failure above (1, 3, 130) takes precedence."""
     INTERRUPTED = 130
     """Ctrl-C (SIGINT), as shells report it."""
 

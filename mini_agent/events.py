@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mini_agent.context.injection import TurnTrace
     from mini_agent.model.usage import Usage
+    from mini_agent.safety.denials import Denial
     from mini_agent.tools.base import ToolResult
 
 
@@ -60,6 +61,16 @@ class ToolFinished:
     input: Any
     result: ToolResult
     duration: float
+
+
+@dataclass(frozen=True)
+class ToolDenied:
+    """A call was refused (by the policy, a rule, plan mode, or a human); follows the call's ToolFinished."""
+
+    tool_use_id: str
+    name: str
+    input: Any
+    denial: Denial
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,7 @@ Event = (
     | AssistantMessage
     | ToolStarted
     | ToolFinished
+    | ToolDenied
     | HintChanged
     | Notice
     | ContextInjected

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from mini_agent.context.call_lines import call_line, interrupted_text
-from mini_agent.events import Emit, HintChanged, ToolFinished, ToolStarted
+from mini_agent.events import Emit, HintChanged, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.prompt import system_hint
 from mini_agent.safety.permissions import Deny
@@ -95,6 +95,7 @@ class ToolCalls:
         verdict = self.agent.gate.authorise(tool, arguments)
         if isinstance(verdict, Deny):
             self._settle(call, ToolResult(verdict.message, is_error=True, shown=verdict.shown))
+            self._report_denials(call)
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             return None
@@ -132,6 +133,11 @@ class ToolCalls:
         seconds = time.monotonic() - started
         self._after_tool(tool, arguments, result, seconds)
         self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
+        self._report_denials(call)  # web_fetch asks about a private address only once it has resolved it
+
+    def _report_denials(self, call: dict) -> None:
+        for denial in self.agent.gate.take_denials():
+            self.agent.emit(ToolDenied(call["id"], call["name"], call.get("input"), denial))
 
     def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
         if len(batch) <= 1:

@@ -104,7 +104,7 @@ def run_attacks(run_cli, api, world, mode, commands, env=None):
         cwd=project,
         env={"HOME": str(home), **(env or {})},
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode in (0, 4), done.stderr  # 4: some call was refused (test_cli checks the reporting)
     after = (snapshot(project, with_git=True), snapshot(home), snapshot(outside))
     return before, after, results(api, 1)
 
@@ -218,7 +218,7 @@ def test_a_script_the_agent_wrote_is_judged_by_its_content(run_cli, api, world, 
         answer("Cleaned."),
     )
     done = run_cli(["-p", "clean", "--permission-mode", "auto"], api, cwd=project, env={"HOME": str(home)})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr
     assert not results(api, 1)[0].get("is_error")  # the write itself is routine
     assert stopped(results(api, 2)[0]), results(api, 2)[0]
     assert (home / "x" / "f").read_text() == "precious\n"
@@ -336,7 +336,7 @@ def test_a_blocked_command_is_not_retried_outside_without_a_human(run_cli, api, 
         answer("I could not."),
     )
     done = run_cli(["-p", "go", "--permission-mode", "auto"], api, cwd=world[0], env={"HOME": str(home)})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr
     assert '<system_hint type="sandbox"' in results(api, 1)[0]["content"]
     second = results(api, 2)[0]
     assert (
@@ -377,7 +377,7 @@ def test_without_a_sandbox_auto_mode_asks_before_ordinary_commands_and_says_so_o
     done = run_cli(
         ["-p", "go", "--permission-mode", "auto"], api, cwd=world[0], env={"HOME": str(home), ENV_VARIABLE: "off"}
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr
     listing, outward, inward = results(api, 1)
     assert not listing.get("is_error") and "tool.py" in listing["content"]
     for block in (outward, inward):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -62,6 +63,30 @@ def test_text_output_prints_the_answer_on_stdout_and_progress_on_stderr(run_cli,
     assert "Reading it." in progress and "read_file(notes.txt)" in progress
     result = api.message_requests[1]["messages"][-1]["content"][0]
     assert "alpha" in result["content"] and "beta" in result["content"]
+
+
+def test_text_progress_is_one_line_per_tool_call_with_the_exit_status_of_commands(run_cli, api, tmp_path):
+    calls = [
+        tool_use("bash", {"command": "echo hi"}, id="ok"),
+        tool_use("bash", {"command": "ls nothing-here"}, id="fails"),
+        tool_use("read_file", {"path": "missing.txt"}, id="missing"),
+    ]
+    api.script(answer(*calls[:1]), answer(*calls[1:2]), answer(*calls[2:]), answer("Done."))
+    done = run_cli(["-p", "look around"], api)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.decode().splitlines()
+    tool_lines = [line for line in lines if line.startswith("● ")]
+    assert len(tool_lines) == 3 and not any(line.startswith("  ✓") for line in lines)
+    assert re.fullmatch(r"● bash\(echo hi\) ✓ \d+\.\ds · exit 0", tool_lines[0]), tool_lines
+    assert re.fullmatch(r"● bash\(ls nothing-here\) ✗ exit 2 · \d+\.\ds", tool_lines[1]), tool_lines
+    assert tool_lines[2].startswith("● read_file(missing.txt) ✗ ") and len(tool_lines[2]) > len("● read_file() ✗ ")
+
+
+def test_text_progress_uses_ascii_glyphs_where_stderr_cannot_encode_others(run_cli, api):
+    api.script(answer(tool_use("bash", {"command": "ls nothing-here"})), answer("Done."))
+    done = run_cli(["-p", "look"], api, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^\* bash\(ls nothing-here\) x exit 2 \| \d+\.\ds$", done.stderr.decode(), re.MULTILINE)
 
 
 def test_a_piped_prompt_is_the_task(run_cli, api):
@@ -192,7 +217,7 @@ def test_without_a_terminal_approval_is_refused_and_files_stay_untouched(run_cli
         answer("Could not."),
     )
     done = run_cli(["-p", "change it"], api)
-    assert done.returncode == 0
+    assert done.returncode == 4  # refused calls: the answer may rest on work not done
     assert target.read_text() == "original\n" and not (tmp_path / "made-by-bash").exists()
     write_result = api.message_requests[2]["messages"][-1]["content"][0]
     bash_result = api.message_requests[3]["messages"][-1]["content"][0]
@@ -205,10 +230,69 @@ def test_auto_mode_still_refuses_destructive_commands_without_a_human(run_cli, a
     (tmp_path / "precious" / "data.txt").write_text("keep me")
     api.script(answer(tool_use("bash", {"command": "rm -rf *"})), answer("Refused."))
     done = run_cli(["-p", "clean up", "--yes"], api)
-    assert done.returncode == 0
+    assert done.returncode == 4
     assert (tmp_path / "precious" / "data.txt").read_text() == "keep me"
     result = api.message_requests[1]["messages"][-1]["content"][0]
     assert result["is_error"] and "destructive" in result["content"]
+
+
+def test_a_refused_call_is_reported_in_json_and_in_the_exit_status(run_cli, api, tmp_path):
+    api.script(
+        answer(tool_use("bash", {"command": "touch made-by-bash"}, id="b1")),
+        answer(tool_use("write_file", {"path": "out.txt", "content": "x"}, id="w1")),
+        answer("I could not make either file."),
+    )
+    done = run_cli(["-p", "make two files", "--output-format", "json"], api)
+    assert done.returncode == 4, done.stderr
+    assert not (tmp_path / "made-by-bash").exists() and not (tmp_path / "out.txt").exists()
+    record = json.loads(done.stdout)
+    assert (record["subtype"], record["exit_code"], record["is_error"]) == ("permission_denied", 4, True)
+    assert record["result"] == "I could not make either file."
+    bash, write = record["permission_denials"]
+    assert {k: bash[k] for k in ("tool_use_id", "tool", "input", "kind")} == {
+        "tool_use_id": "b1",
+        "tool": "bash",
+        "input": "touch made-by-bash",
+        "kind": "approval",
+    }
+    assert "--permission-mode auto" in bash["allow"] and bash["reason"] and bash["rule"] is None
+    assert write["tool"] == "write_file" and write["input"] == "out.txt"
+    assert "--permission-mode accept-edits" in write["allow"]
+    sent = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+    assert bash["message"] == sent  # the model and the script read the same refusal
+
+
+def test_a_deny_rule_is_named_in_the_denial_and_stream_json_has_an_event_for_it(run_cli, api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "rm notes.txt"}, id="r1")), answer("Not allowed."))
+    (tmp_path / "notes.txt").write_text("keep")
+    args = ["-p", "remove notes", "--output-format", "stream-json", "--yes", "--deny", "bash(rm *)"]
+    done = run_cli(args, api)
+    assert done.returncode == 4, done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "keep"
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    types = [line["type"] for line in lines]
+    assert types[types.index("tool_result") + 1] == "permission_denial"
+    event = lines[types.index("permission_denial")]
+    called = (event["tool_use_id"], event["tool"], event["input"], event["kind"])
+    assert called == ("r1", "bash", "rm notes.txt", "rule")
+    assert "bash(rm *)" in event["rule"] and event["allow"] == []
+    assert lines[-1]["permission_denials"] == [{k: v for k, v in event.items() if k != "type"}]
+
+
+def test_a_refusal_in_text_output_is_summed_up_on_stderr(run_cli, api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "touch x"})), answer("Could not."))
+    done = run_cli(["-p", "touch x"], api)
+    assert done.returncode == 4
+    assert done.stdout.decode() == "Could not.\n"
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("mini-agent: refused bash(touch x): ") and "to allow it: " in last
+    assert "--permission-mode auto" in last
+
+
+def test_a_run_without_refusals_has_an_empty_list(run_cli, api):
+    api.script(answer("Nothing to do."))
+    done = run_cli(["-p", "hi", "--output-format", "json"], api)
+    assert done.returncode == 0 and json.loads(done.stdout)["permission_denials"] == []
 
 
 def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):

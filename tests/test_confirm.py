@@ -149,7 +149,7 @@ def test_in_a_terminal_a_refusal_with_words_reaches_the_model(api, tmp_path):
     child.expect(r"why, for the model \(Enter to skip\): ")
     child.sendline("use the Makefile instead")
     child.expect("Understood.")
-    assert finish(child) == 0
+    assert finish(child) == 4  # a call was refused
     result = api.message_requests[1]["messages"][-1]["content"][0]
     assert result["is_error"] and "Their message: use the Makefile instead" in result["content"]
     assert not (tmp_path / "made.txt").exists()
@@ -172,7 +172,7 @@ def test_in_a_terminal_always_allowing_edits_to_a_file_stops_the_questions_for_i
     child.expect("creates other.txt")
     child.send("\r")  # Enter: the default, no
     child.expect("Edited.")
-    assert finish(child) == 0
+    assert finish(child) == 4  # a call was refused
     assert target.read_text() == "three\n" and not (tmp_path / "other.txt").exists()
     assert child.before.count("needs your approval") == 0
 

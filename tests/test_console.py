@@ -166,7 +166,25 @@ def test_a_narrow_terminal_cuts_lines_with_an_ellipsis():
     assert lines[0] == "● bash(pytest -x tests/… ✓ 0.4s · exit 0"
     assert lines[1] == "● read_file(x.py) ✗ Permission denied:…"
     assert lines[3] == "    " + "e" * 35 + "…"
-    assert lines[-1].endswith("…") and lines[-1].startswith("102k in · 678 out · 88% cached")
+    assert lines[-1] == "102k in · 678 out · ctx 52% of 200k"  # the cost and cache share gave way
+
+
+def test_on_a_narrow_terminal_the_status_line_keeps_the_context_share_to_the_last():
+    session = Session()
+    session.record_usage(Usage(12_345, 678, 0, 90_000))
+    result = TurnResult("", "end_turn", 1, Usage(12_345, 678, 0, 90_000))
+    shown_at = {}
+    for width in (100, 60, 40, 25, 16, 9, 5):
+        renderer, out = plain(width=width)
+        renderer.turn_finished(result, session, 200_000, 0)
+        shown_at[width] = out.getvalue().rstrip("\n")
+        assert cell_len(shown_at[width]) <= width
+    assert shown_at[100].startswith("102k in · 678 out · 88% cached · $") and shown_at[100].endswith("ctx 52% of 200k")
+    assert shown_at[60] == "102k in · 678 out · 88% cached · ctx 52% of 200k"
+    assert shown_at[25] == "102k in · ctx 52% of 200k"
+    assert shown_at[16] == "ctx 52% of 200k"
+    assert shown_at[9] == "ctx 52%"
+    assert shown_at[5] == "52%"
 
 
 def test_no_color_leaves_no_colour_codes(monkeypatch):
@@ -196,7 +214,7 @@ def test_an_ascii_console_gets_ascii_glyphs_and_never_raises():
     ]
     narrow = ReplRenderer(Console(file=out, width=30), model="claude-haiku-4-5")
     narrow.turn_finished(TurnResult("", "end_turn", 1, Usage(10, 10)), Session(), 0, 0)
-    assert raw.getvalue().decode("ascii").splitlines()[-1] == "10 in | 10 out | 0% cached..."
+    assert raw.getvalue().decode("ascii").splitlines()[-1] == "10 in | 10 out | 0% cached"  # the cost gave way
 
 
 def test_the_spinner_runs_while_waiting_and_stops_before_output_and_on_ctrl_c():

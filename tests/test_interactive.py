@@ -94,7 +94,7 @@ def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp
     if reply == "n":
         child.send("\r")  # no words for the model
     child.expect("Done.")
-    assert finish(child) == 0
+    assert finish(child) == (0 if reply == "y" else 4)  # 4: the human refused the edit
     assert target.read_text() == expected
     result = api.message_requests[2]["messages"][-1]["content"][0]
     assert result.get("is_error", False) == (reply == "n")
@@ -128,3 +128,21 @@ def test_compact_with_a_focus_and_trace_toggle_in_the_session(api, tmp_path):
     assert "focus on: keep the parser API" in summary_request["messages"][0]["content"][0]["text"]
     assert "Port the parser." in after["system"][2]["text"]
     assert after["messages"][-1]["content"][0]["text"] == "and the docs"
+
+
+def test_each_request_is_set_apart_in_the_scrollback(api, tmp_path):
+    api.script(answer("Hello there."), answer("Second."))
+    child = spawn(api, tmp_path)
+    sgr = r"(?:\x1b\[[0-9;]*m)*"
+    child.expect("›")
+    child.sendline("say hi")
+    # the input is printed again in bold behind the marker, on a line of its own, and a blank line follows
+    child.expect(rf"\x1b\[1m› {sgr}say hi{sgr}\r\n\r\n")
+    child.expect("Hello there.")
+    child.expect("›")
+    child.sendline("and again")
+    child.expect(rf"\x1b\[1m› {sgr}and again{sgr}\r\n\r\n")
+    child.expect("Second.")
+    child.expect("›")
+    child.sendeof()
+    assert finish(child) == 0

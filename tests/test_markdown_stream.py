@@ -283,3 +283,75 @@ def test_a_discarded_reply_leaves_only_what_had_reached_the_scrollback():
     renderer.feed("Again, in full.")
     renderer.finish()
     assert [line.strip() for line in screen(out.getvalue()) if line] == ["Title", "Again, in full."]
+
+
+SPACED = """Intro.
+
+
+
+---
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+1. first
+
+2. loose second
+
+   continued
+
+```
+code
+```
+
+
+
+# End
+"""
+
+
+def test_headings_are_on_the_left_like_the_text_under_them():
+    console, out = terminal(width=60)
+    text = "# Release notes\n\nBody text.\n\n## Details\n\nMore.\n"
+    stream(text, chunks(text, 5), console)
+    shown = screen(out.getvalue())
+    assert "Release notes" in shown and "Details" in shown  # rstripped lines: nothing before the words either
+
+
+def test_ordered_lists_keep_the_numbers_and_delimiters_written():
+    console, out = terminal(width=60)
+    text = "3. three\n4. four\n\n7) seven\n10) ten\n\n1. same\n1. number\n"
+    stream(text, chunks(text, 4), console)
+    shown = [line for line in screen(out.getvalue()) if line]
+    assert shown == [" 3. three", " 4. four", "  7) seven", " 10) ten", " 1. same", " 1. number"]
+
+
+def test_a_long_numbered_item_wraps_under_its_text_not_under_its_number():
+    console, out = terminal(width=20)
+    stream("12. one two three four five six\n", ["12. one two three four five six\n"], console)
+    first, second, *_ = [line for line in screen(out.getvalue()) if line]
+    assert first.startswith(" 12. one") and second.startswith("     ") and second.strip()
+
+
+def test_inline_code_has_no_background_and_a_palette_colour():
+    out = io.StringIO()
+    console = Console(file=out, width=60, height=12, force_terminal=True, color_system="256")
+    stream("Run `make test` now.\n", ["Run `make test` now.\n"], console)
+    painted = re.search(r"\x1b\[([0-9;]*)m(make test)\x1b\[0m", out.getvalue())
+    assert painted, out.getvalue()
+    codes = painted.group(1).split(";")
+    assert not any(re.fullmatch(r"4[0-9]|10[0-7]", code) for code in codes)  # no background of any kind
+    assert "36" in codes  # cyan from the terminal's own palette, which its theme keeps legible
+    assert console.get_style("markdown.code").bgcolor is not None  # the console's own theme is left as it was
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=len(SPACED) - 1), max_size=30, unique=True))
+def test_never_two_blank_lines_in_a_row(cuts):
+    bounds = [0, *sorted(cuts), len(SPACED)]
+    console, out = terminal(width=40, height=40)
+    stream(SPACED, [SPACED[a:b] for a, b in itertools.pairwise(bounds)], console)
+    shown = screen(out.getvalue())[:-1]  # the last is the fresh line the cursor waits on
+    assert all(shown[i] or shown[i + 1] for i in range(len(shown) - 1)), shown
+    assert "Intro." in shown and " a  b" in shown and "End" in shown

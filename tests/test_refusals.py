@@ -101,9 +101,9 @@ def test_plan_mode_refusals_show_the_human_a_plain_sentence(tmp_path):
 def test_a_one_shot_run_shows_the_human_the_plain_refusal_and_the_model_the_full_one(run_cli, api, tmp_path):
     api.script(answer(tool_use("write_file", {"path": "plan.txt", "content": "x"})), answer("Here is the plan."))
     done = run_cli(["-p", "plan it", "--permission-mode", "plan"], api)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr  # a refused call
     stderr = done.stderr.decode()
-    assert "✗ write_file(plan.txt): Not run: plan mode makes no changes (this would create plan.txt)" in stderr
+    assert "● write_file(plan.txt) ✗ Not run: plan mode makes no changes (this would create plan.txt)" in stderr
     assert "Investigate with read_file" not in stderr
     result = api.message_requests[1]["messages"][-1]["content"][0]
     assert result["is_error"] and "Investigate with read_file and read-only shell commands" in result["content"]
@@ -114,8 +114,8 @@ def test_a_one_shot_run_shows_the_whole_allow_hint_for_a_long_command(run_cli, a
     command = "touch " + " ".join(f"file-number-{i}.txt" for i in range(30))
     api.script(answer(tool_use("bash", {"command": command})), answer("Could not."))
     done = run_cli(["-p", "make files"], api)
-    assert done.returncode == 0, done.stderr
-    line = next(line for line in done.stderr.decode().splitlines() if "✗ bash(" in line)
+    assert done.returncode == 4, done.stderr  # a refused call
+    line = next(line for line in done.stderr.decode().splitlines() if line.startswith("● bash("))
     hint = line.split(": ", 1)[1]
     assert_flags_whole(hint)
     assert "--allow 'bash(touch file-number-0.txt" in hint and hint.endswith(" or --permission-mode auto.")

@@ -40,7 +40,7 @@ def test_in_auto_mode_without_a_terminal_destructive_commands_are_refused_and_no
     calls = [tool_use("bash", {"command": command}, id=f"call{i}") for i, command in enumerate(DESTRUCTIVE)]
     api.script(answer(*calls), answer("I was not allowed to."))
     done = run_cli(["-p", "clean everything up", "--permission-mode", "auto"], api, cwd=repo, env={"HOME": str(home)})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr
     refused = results(api, 1)
     assert len(refused) == len(DESTRUCTIVE)
     for block, command in zip(refused, DESTRUCTIVE, strict=True):
@@ -85,7 +85,7 @@ def test_an_edit_outside_the_workspace_is_refused_even_in_auto_mode(run_cli, api
         cwd=repo,
         env={"TMPDIR": str(scratch)},
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr
     edit, write, inside = results(api, 2)
     assert edit["is_error"] and "outside the working directory" in edit["content"]
     assert f"--allow 'edit_file({outside})'" in edit["content"]
@@ -112,7 +112,7 @@ def test_bypass_runs_everything_with_a_warning_and_deny_rules_still_hold(run_cli
         answer("Gone."),
     )
     done = run_cli(["-p", "go", "--dangerously-skip-permissions", "--deny", "bash(curl *)"], api, cwd=repo)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr
     assert "WARNING" in done.stderr.decode() and "disposable sandbox" in done.stderr.decode()
     removed, curl = results(api, 1)
     assert not removed.get("is_error") and not (repo / "src").exists()
@@ -186,7 +186,11 @@ def test_a_name_resolving_to_loopback_asks_at_connect_time_and_an_always_answer_
 def test_without_a_terminal_a_private_fetch_is_refused_with_the_rule_that_would_allow_it(run_cli, api):
     api.script(answer(tool_use("web_fetch", {"url": "http://169.254.169.254/latest/meta-data/"})), answer("No."))
     done = run_cli(["-p", "read the metadata", "--yes"], api)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr
     block = results(api, 1)[0]
     assert block["is_error"] and "cloud metadata address" in block["content"]
     assert "--allow 'web_fetch(169.254.169.254)'" in block["content"]
+    # refused after DNS, inside the tool: still reported as a denial, with the flag that would allow it
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("mini-agent: refused web_fetch(http://169.254.169.254/latest/meta-data/): ")
+    assert last.endswith("to allow it: --allow 'web_fetch(169.254.169.254)'")

@@ -65,9 +65,9 @@ def test_a_sub_agent_cannot_run_what_the_parents_mode_forbids(run_cli, api, tmp_
         answer("The sub-agent was not allowed to change files."),
     )
     done = run_cli(["-p", "take notes", "--permission-mode", "plan"], api)
-    assert done.returncode == 0, done.stderr.decode()
+    assert done.returncode == 4, done.stderr.decode()  # refused calls: a sub-agent's count like the parent's
     progress = done.stderr.decode().splitlines()  # nested, one line per sub-agent tool call
-    assert "● task(make notes)" in progress
+    assert any(line.startswith("● task(make notes) ✓") for line in progress)
     assert any(line.startswith("  ⎿ [task 1] write_file(notes.txt) ✗") for line in progress)
     assert any(line.startswith("  ⎿ [task 1] bash(touch made.txt) ✗") for line in progress)
     assert not (tmp_path / "notes.txt").exists() and not (tmp_path / "made.txt").exists()
@@ -87,7 +87,11 @@ def test_nobody_to_ask_means_no_for_the_sub_agent_too_and_rules_carry_over(run_c
         answer("Done."),
     )
     done = run_cli(["-p", "write files", "--allow", "write_file(a.txt)", "--output-format", "json"], api)
-    assert done.returncode == 0, done.stderr.decode()
+    assert done.returncode == 4, done.stderr.decode()
+    denials = json.loads(done.stdout)["permission_denials"]
+    assert [(d["tool"], d["input"], d["kind"], d["subagent"]) for d in denials] == [
+        ("write_file", "b.txt", "approval", "1")
+    ]
     assert (tmp_path / "a.txt").read_text() == "a\n"
     assert not (tmp_path / "b.txt").exists()  # default mode and no terminal: the question is a refusal
     report = api.message_requests[3]["messages"][-1]["content"][0]["content"]

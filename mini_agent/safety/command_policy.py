@@ -43,7 +43,7 @@ def check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace, 
     forms = {form for part in verdict.parts for form in (part.text, *part.forms)} | {command.strip()}
     denied = first(rules.of("deny", "bash"), lambda rule: any(rule.matches_command(form) for form in forms))
     if denied:
-        return Deny(f"Not run: the command is denied by the rule {denied}.")
+        return Deny(f"Not run: the command is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
     label = verdict.reason if verdict.reason.startswith(verdict.kind) else f"{verdict.kind}: {verdict.reason}"

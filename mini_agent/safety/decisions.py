@@ -46,6 +46,8 @@ class Deny:
     """End the turn instead of letting the model carry on (the human pressed Ctrl-C at the question)."""
     shown: str | None = None
     """One plain line for the human when `message` is written for the model (plan mode, a run that cannot ask)."""
+    rule: str | None = None
+    """The deny rule that refused the call, for the record a script gets (safety/denials.py)."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mini_agent.safety.denials import Denial, denial
 from mini_agent.safety.egress import guard, secret_paths
 from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.safety.preview import change_preview
@@ -61,6 +62,7 @@ class Gate:
         """The configured rules plus what the human granted with "always" answers in this session."""
         self._workspace: Workspace | None = None
         self.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
+        self._denials: list[Denial] = []
 
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
         """Allow or Deny one validated call, asking the human when the policy says so.
@@ -77,15 +79,28 @@ class Gate:
         if self.mode != "bypass":  # nothing secret leaves without a yes, whatever the rules allow
             self.secrets.refresh()
             verdict = guard(verdict, tool.name, arguments, self.secrets)
-        if isinstance(verdict, Ask):
+        asked = verdict if isinstance(verdict, Ask) else None
+        if asked is not None:
             failure = doomed(tool, arguments, self.ctx)
             if failure is not None:  # nobody is asked to approve a call that cannot succeed
                 return Deny(failure)
             preview = change_preview(tool.name, arguments, self.ctx.cwd)
             # The question shows which secret (by name) but never its value: the screen is an output too.
             shown = self.secrets.mask_value(arguments)
-            verdict = self.decide(ApprovalRequest(tool, shown, verdict, preview and self.secrets.mask(preview)))
+            verdict = self.decide(ApprovalRequest(tool, shown, asked, preview and self.secrets.mask(preview)))
+        if isinstance(verdict, Deny):
+            self._refused(tool.name, verdict, asked)
         return verdict
+
+    def _refused(self, tool: str, refusal: Deny, asked: Ask | None) -> None:
+        record = denial(tool, refusal, asked, self.mode)
+        mask = self.secrets.mask  # a refusal may quote the call
+        self._denials.append(Denial(record.kind, mask(record.reason), record.allow, record.rule, mask(record.message)))
+
+    def take_denials(self) -> list[Denial]:
+        """The refusals since the last call, oldest first; the caller ties them to the tool call being run."""
+        taken, self._denials = self._denials, []
+        return taken
 
     def workspace(self) -> Workspace:
         """The working directory as the policy sees it, from where the shell is now."""
@@ -138,9 +153,11 @@ class Gate:
         Returns to allow; raises ToolError to refuse, KeyboardInterrupt when the human pressed Ctrl-C.
         """
         verdict = check_destination(host, reason, self.mode, self.rules)
-        if isinstance(verdict, Ask):
-            verdict = self.decide(ApprovalRequest(self._tool("web_fetch"), {"url": url}, verdict, None))
+        asked = verdict if isinstance(verdict, Ask) else None
+        if asked is not None:
+            verdict = self.decide(ApprovalRequest(self._tool("web_fetch"), {"url": url}, asked, None))
         if isinstance(verdict, Deny):
+            self._refused("web_fetch", verdict, asked)
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             raise ToolError(verdict.message)

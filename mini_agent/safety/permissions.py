@@ -92,7 +92,7 @@ def check_destination(host: str, reason: str, mode: Mode, rules: Rules) -> Verdi
     host = host.lower().rstrip(".")
     denied = first(rules.of("deny", "web_fetch"), lambda rule: rule.matches_url("", host))
     if denied and denied.pattern is not None:
-        return Deny(f"Not fetched: {host} is denied by the rule {denied}.")
+        return Deny(f"Not fetched: {host} is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
     granted = first(rules.of("allow", "web_fetch"), lambda rule: vouches(rule) and rule.matches_url("", host))
@@ -115,7 +115,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
 
     denied = first(rules.of("deny", call.name), matches)
     if denied:
-        return Deny(f"Not run: {call.name} on {shown} is denied by the rule {denied}.")
+        return Deny(f"Not run: {call.name} on {shown} is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
     reading = call.name == "read_file"
@@ -175,7 +175,7 @@ def _check_fetch(url: str, mode: Mode, rules: Rules) -> Verdict:
 
     denied = first(rules.of("deny", "web_fetch"), matches)
     if denied:
-        return Deny(f"Not fetched: {url} is denied by the rule {denied}.")
+        return Deny(f"Not fetched: {url} is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
     grant = Grant("h", f"always allow fetching from {host}", (session_rule("web_fetch", host),))

@@ -10,7 +10,6 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mini_agent.events import (
@@ -27,35 +26,16 @@ from mini_agent.events import (
     ToolStarted,
 )
 from mini_agent.model.messages import tool_uses
-from mini_agent.model.pricing import cost
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
-from mini_agent.ui.render import describe_call, first_line, nested_line
+from mini_agent.ui.render import nested_line
+from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, tool_line
 
 if TYPE_CHECKING:
     from mini_agent.agent import TurnResult
     from mini_agent.session import Session
 
-DETAIL_LINES = 4
-"""Lines of an error's detail (or of a failed command's output) under its tool line."""
 DIFF_LINES = 24
-_EXIT_CODE = re.compile(r"^exit code: (\d+)", re.MULTILINE)
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
-_HINT = re.compile(r"<system_hint\b.*?</system_hint>", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Glyphs:
-    call: str
-    ok: str
-    fail: str
-    separator: str
-    ellipsis: str
-    spinner: str
-    """The name of one of rich's spinners."""
-
-
-UNICODE = Glyphs(call="●", ok="✓", fail="✗", separator=" · ", ellipsis="…", spinner="dots")
-ASCII = Glyphs(call="*", ok="+", fail="x", separator=" | ", ellipsis="...", spinner="line")
 
 
 def glyphs_for(console) -> Glyphs:
@@ -217,23 +197,15 @@ class ReplRenderer:
         """The status line: this turn's tokens, cache share and cost, the session's cost, context fullness."""
         from rich.text import Text
 
-        self._settle()
-        line = self._plain(self.status_line(result, session, window, overhead))
-        self.console.print(Text(clip(line, self.width, self.glyphs.ellipsis), style="dim"))
+        from mini_agent.ui.status_line import fitted, status_parts
 
-    def status_line(self, result: TurnResult, session: Session, window: int, overhead: int) -> str:
-        usage = result.usage
-        read = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-        parts = [f"{short_count(read)} in", f"{short_count(usage.output_tokens)} out"]
-        if read:
-            parts.append(f"{usage.cache_read_input_tokens / read:.0%} cached")
-        turn_cost, session_cost = cost(self.model, usage), cost(self.model, session.usage)
-        if turn_cost is not None and session_cost is not None:
-            parts.append(f"{dollars(turn_cost)} ({dollars(session_cost)} session)")
-        if window:
-            size = session.last_usage.context_tokens if session.last_usage else overhead
-            parts.append(f"ctx {size / window:.0%} of {short_count(window)}")
-        return self.glyphs.separator.join(parts)
+        self._settle()
+        parts = {
+            name: self._plain(text)
+            for name, text in status_parts(result, session, window, overhead, self.model).items()
+        }
+        line = fitted(parts, self.width, self.glyphs.separator)
+        self.console.print(Text(clip(line, self.width, self.glyphs.ellipsis), style="dim"))
 
     @property
     def width(self) -> int:
@@ -266,31 +238,16 @@ class ReplRenderer:
         from rich.text import Text
 
         self._settle()
-        g = self.glyphs
-        head = f"{g.call} {describe_call(event.name, event.input)}"
-        content = _HINT.sub("", event.result.content)
-        exit_code = _exit_code(content) if event.name == "bash" else None
-        if event.result.shown:  # a refusal written for the model: the human gets its plain line, below, whole
-            ok, outcome, detail = False, f"{g.fail} not run", []
-        elif event.result.is_error:
-            ok, outcome = False, f"{g.fail} {first_line(content)}"
-            detail = [line for line in content.strip().splitlines()[1:] if line.strip()][:DETAIL_LINES]
-        elif exit_code:
-            ok, outcome = False, f"{g.fail} exit {exit_code}{g.separator}{event.duration:.1f}s"
-            output = [line for line in content.strip().splitlines()[:-1] if line.strip()]
-            detail = output[-DETAIL_LINES + 1 :]
-        else:
-            exit_note = f"{g.separator}exit 0" if exit_code == 0 else ""
-            ok, outcome, detail = True, f"{g.ok} {event.duration:.1f}s{exit_note}", []
-        head, outcome = self._fit(self._plain(head), self._plain(outcome))
-        line = Text.assemble((head[:1], "cyan"), head[1:], " ", (outcome, "green" if ok else "red"))
+        shown = tool_line(event, self.glyphs)
+        head, outcome = self._fit(self._plain(shown.head), self._plain(shown.outcome))
+        line = Text.assemble((head[:1], "cyan"), head[1:], " ", (outcome, "green" if shown.ok else "red"))
         self.console.print(line, no_wrap=True, overflow="crop")
-        if event.result.shown:
-            self.console.print(Text("    " + self._plain(event.result.shown), style="yellow"))  # wrapped, never cut
-        for text in detail:
-            self.console.print(Text(clip("    " + self._plain(text), self.width, g.ellipsis), style="dim"))
+        if shown.note:
+            self.console.print(Text("    " + self._plain(shown.note), style="yellow"))  # wrapped, never cut
+        for text in shown.detail:
+            self.console.print(Text(clip("    " + self._plain(text), self.width, self.glyphs.ellipsis), style="dim"))
         if event.name in ("edit_file", "write_file"):
-            self._print_diff(content)
+            self._print_diff(shown.content)
 
     def _print_diff(self, content: str) -> None:
         from rich.text import Text
@@ -323,22 +280,3 @@ class ReplRenderer:
     def _plain(self, text: str) -> str:
         """One line without escape sequences or control characters, in what the console can encode."""
         return encodable(self.console, _ESCAPES.sub("", text.expandtabs(4)))
-
-
-def _exit_code(content: str) -> int | None:
-    found = _EXIT_CODE.findall(content)
-    return int(found[-1]) if found else None
-
-
-def short_count(count: int) -> str:
-    """1234 -> 1.2k, 123456 -> 123k, 1234567 -> 1.2M."""
-    for unit, size in (("M", 1_000_000), ("k", 1000)):
-        if count >= size:
-            value = count / size
-            return f"{value:.0f}{unit}" if value >= 100 else f"{value:.1f}".removesuffix(".0") + unit
-    return str(count)
-
-
-def dollars(amount: float) -> str:
-    """Three significant digits below a dollar, cents above."""
-    return f"${amount:.2f}" if amount >= 1 else f"${amount:.3g}" if amount >= 0.001 else f"${amount:.4f}"

@@ -48,6 +48,8 @@ class Repl:
         from mini_agent.ui.custom_commands import CustomCommands, finder_for
 
         self.custom = CustomCommands(finder_for(settings, (name for name, _ in self.commands.names())))
+        self._spaced_above = False
+        """Whether the last output ended with a blank line (a turn's does; the banner and commands' do not)."""
 
     # ---- the loop -------------------------------------------------------------------------------------------
 
@@ -72,12 +74,17 @@ class Repl:
                 return ExitStatus.SUCCESS
             if not line.strip():
                 continue
+            self._echo(line)
             if line.startswith("/"):
+                self._spaced_above = False
                 if self._slash(line):
                     return ExitStatus.SUCCESS
                 continue
-            if not self._remembered(line):
+            if self._remembered(line):
+                self._spaced_above = False  # a note's confirmation, like a command's output, ends without one
+            else:
                 self._turn(line)
+                self._spaced_above = True
 
     def _prompt(self):
         from prompt_toolkit.formatted_text import HTML
@@ -99,6 +106,18 @@ class Repl:
         )
         if resumed:
             self.console.print(f"[dim]{_escape(resumed)}[/]")
+
+    def _echo(self, line: str) -> None:
+        """What the user sent, back in the scrollback in bold behind a cyan marker, a blank line above it (after
+        the banner, a command's output) and below it, so each request stands out from the answers around it."""
+        from rich.text import Text
+
+        marker = "›" if _unicode(self.console) else ">"
+        if not self._spaced_above:
+            self.console.print()
+        shown = Text.assemble((f"{marker} ", "bold cyan"), (line.rstrip("\n").replace("\n", "\n  "), "bold"))
+        self.console.print(shown, highlight=False)
+        self.console.print()
 
     def _turn(self, line: str) -> None:
         self.sessions.undo.begin_turn()

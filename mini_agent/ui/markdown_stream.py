@@ -136,19 +136,21 @@ class MarkdownStream:
 
     def _render(self, source: str, budget: HighlightBudget) -> list[list]:
         """`source` as Markdown lines without blank lines around them, after the one blank line that separates
-        them from what is already printed: the same spacing whether blocks are committed together or apart."""
+        them from what is already printed: the same spacing whether blocks are committed together or apart.
+        Never two blank lines in a row (rich puts one around a table's edges besides the one between blocks)."""
         document = markdown(source, budget)
         if not self.console.encoding.startswith("utf"):
             document = Encodable(document)
         lines = self.console.render_lines(document, self.console.options, pad=False)
-        start, end = 0, len(lines)
-        while start < end and _blank(lines[start]):
+        kept = [line for index, line in enumerate(lines) if not (_blank(line) and index and _blank(lines[index - 1]))]
+        start, end = 0, len(kept)
+        while start < end and _blank(kept[start]):
             start += 1
-        while end > start and _blank(lines[end - 1]):
+        while end > start and _blank(kept[end - 1]):
             end -= 1
         if start == end:
             return []
-        return ([[]] if self._batches else []) + lines[start:end]
+        return ([[]] if self._batches else []) + kept[start:end]
 
     def _erase(self) -> None:
         if self._region is not None:
@@ -216,6 +218,8 @@ def _markdown_class():
     from rich.syntax import Syntax
     from rich.text import Text
 
+    from mini_agent.ui import markdown_look as look
+
     class Code(CodeBlock):
         budget: HighlightBudget
 
@@ -237,7 +241,14 @@ def _markdown_class():
             yield Padding(text, (0, 0, 0, 1))
 
     class StreamedMarkdown(Markdown):
-        elements = {**Markdown.elements, "fence": Code, "code_block": Code}
+        elements = {**Markdown.elements, **look.elements(), "fence": Code, "code_block": Code}
         highlight_budget: HighlightBudget
+
+        def __rich_console__(self, console, options):
+            console.push_theme(look.theme())  # only while this document renders: the caller's theme is untouched
+            try:
+                yield from super().__rich_console__(console, options)
+            finally:
+                console.pop_theme()
 
     return StreamedMarkdown

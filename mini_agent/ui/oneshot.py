@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 from mini_agent.agent import Agent, TurnResult
 from mini_agent.errors import ExitStatus, MiniAgentError
-from mini_agent.events import AssistantMessage, Emit, Event
+from mini_agent.events import AssistantMessage, Emit, Event, SubAgentEvent, ToolDenied
 from mini_agent.model.usage import Usage
 from mini_agent.prompt import NON_INTERACTIVE
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
-from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer
+from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer, denial_record
 
 
 def run_once(
@@ -33,11 +33,16 @@ def run_once(
     stream = StreamJsonRenderer(out, settings.trace) if output_format == "stream-json" else None
     render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
     steps = 0
+    denials: list[dict] = []
 
     def emit(event: Event) -> None:
         nonlocal steps
         if isinstance(event, AssistantMessage):
             steps = event.step
+        elif isinstance(event, ToolDenied):
+            denials.append(denial_record(event))
+        elif isinstance(event, SubAgentEvent) and isinstance(event.event, ToolDenied):
+            denials.append({**denial_record(event.event), "subagent": event.agent_id})  # a refusal all the same
         render(event)
 
     confirm = ask_on_terminal(err) if can_ask else refuse_without_human
@@ -65,7 +70,7 @@ def run_once(
         if settings.compact_first:
             agent.keeper.compact_now(agent.session, emit, settings.compact_focus)
         result = agent.run_turn(prompt, stdin)
-        status = ExitStatus.ERROR if result.is_error else ExitStatus.SUCCESS
+        status = ExitStatus.ERROR if result.is_error else ExitStatus.DENIED if denials else ExitStatus.SUCCESS
     except MiniAgentError as exc:
         status, error = exc.exit_status, settings.secret_set.mask(str(exc))
     if sessions is not None:
@@ -73,7 +78,7 @@ def run_once(
         if warning:
             print(f"mini-agent: {warning}", file=err)
         sessions.close()
-    record = result_record(agent, result, error, status, steps, time.monotonic() - started)
+    record = result_record(agent, result, error, status, steps, time.monotonic() - started, denials)
     if sessions is not None and sessions.writer_id:
         record["session_id"] = sessions.writer_id
     try:
@@ -82,6 +87,8 @@ def run_once(
                 out.write(result.text.rstrip("\n") + "\n")
             if error:
                 print(f"mini-agent: {error}", file=err)
+            for denial in denials:
+                print(f"mini-agent: {refused_line(denial)}", file=err)
         elif stream:
             stream.write(record)
         else:
@@ -98,6 +105,7 @@ SUBTYPES = {
     ExitStatus.ERROR: "error",
     ExitStatus.USAGE: "error",
     ExitStatus.STEP_LIMIT: "step_limit",
+    ExitStatus.DENIED: "permission_denied",
     ExitStatus.INTERRUPTED: "interrupted",
 }
 
@@ -109,6 +117,7 @@ def result_record(
     status: ExitStatus,
     steps: int,
     duration: float,
+    denials: list[dict] | None = None,
 ) -> dict:
     """The `json` output object, also the last line of `stream-json`; the schema is documented in README.md."""
     usage = agent.session.usage
@@ -127,6 +136,7 @@ def result_record(
         "context_tokens": agent.session.last_usage.context_tokens if agent.session.last_usage else 0,
         "context_window": agent.window(),
         "compactions": agent.session.compactions,
+        "permission_denials": denials or [],
         **({"trace": agent.keeper.trace.to_dict() if agent.keeper.trace else None} if agent.settings.trace else {}),
     }
 
@@ -149,4 +159,12 @@ def failure_record(error: str, status: ExitStatus, model: str | None, duration: 
         "context_tokens": 0,
         "context_window": None,
         "compactions": 0,
+        "permission_denials": [],
     }
+
+
+def refused_line(denial: dict) -> str:
+    """A refused call for the end of a text run, on stderr: what, why, and what would allow it."""
+    call = f"{denial['tool']}({denial['input']})" if denial["input"] else denial["tool"]
+    allow = f"; to allow it: {' or '.join(denial['allow'])}" if denial["allow"] else ""
+    return f"refused {call}: {denial['reason']}{allow}"

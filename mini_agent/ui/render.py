@@ -7,7 +7,7 @@ interactive use lives in ui/interactive.py.
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import TextIO
 
 from mini_agent.events import (
     AssistantMessage,
@@ -18,33 +18,24 @@ from mini_agent.events import (
     Notice,
     ReplyDiscarded,
     SubAgentEvent,
+    ToolDenied,
     ToolFinished,
     ToolStarted,
 )
 from mini_agent.model.messages import text_of, tool_uses
+from mini_agent.ui.tool_line import ASCII, KEY_ARGUMENT, UNICODE, describe_call, first_line, key_argument, tool_line
 
-KEY_ARGUMENT = {
-    "read_file": "path",
-    "write_file": "path",
-    "edit_file": "path",
-    "bash": "command",
-    "web_fetch": "url",
-    "task": "description",
-}
+__all__ = ["KEY_ARGUMENT", "describe_call"]  # where the approval view and the REPL have always found them
 
 
-def describe_call(name: str, arguments: Any) -> str:
-    """`tool(key argument)` in one line, for progress output and confirmations."""
-    value = arguments.get(KEY_ARGUMENT.get(name, ""), "") if isinstance(arguments, dict) else ""
-    value = " ".join(str(value).split())
-    if len(value) > 100:
-        value = value[:97] + "..."
-    return f"{name}({value})" if value else name
-
-
-def first_line(text: str, limit: int = 160) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+def denial_record(event: ToolDenied) -> dict:
+    """A refused call for scripts: the `permission_denials` items of the result, and the stream-json event."""
+    return {
+        "tool_use_id": event.tool_use_id,
+        "tool": event.name,
+        "input": key_argument(event.name, event.input),
+        **event.denial.to_dict(),
+    }
 
 
 def nested_line(event: SubAgentEvent, nest: str = "  ⎿ ") -> str | None:
@@ -68,6 +59,8 @@ class ProgressRenderer:
 
     def __init__(self, err: TextIO, trace: bool = False) -> None:
         self.err, self.trace = err, trace
+        self.utf = (getattr(err, "encoding", None) or "utf-8").lower().replace("-", "").startswith("utf")
+        """Whether stderr takes the REPL's glyphs; an ASCII locale gets `*`, `+`, `x`."""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, SubAgentEvent):
@@ -88,15 +81,11 @@ class ProgressRenderer:
             text = text_of(event.message).strip()
             if text and tool_uses(event.message):  # words on the way; the final answer goes to stdout
                 self._line(text)
-        elif isinstance(event, ToolStarted):
-            self._line(f"● {describe_call(event.name, event.input)}")
-        elif isinstance(event, ToolFinished):
-            if event.result.shown:  # a line made for a human, to be shown whole (a flag cut in two is useless)
-                self._line(f"  ✗ {describe_call(event.name, event.input)}: {event.result.shown}")
-            elif event.result.is_error:
-                self._line(f"  ✗ {describe_call(event.name, event.input)}: {first_line(event.result.content)}")
-            else:
-                self._line(f"  ✓ {event.name} ({event.duration:.1f}s)")
+        elif isinstance(event, ToolFinished):  # one line once the call is done, as the REPL prints it
+            glyphs = UNICODE if self.utf else ASCII
+            shown = tool_line(event, glyphs)
+            # a refusal's plain line is shown whole, on the same line: a flag cut in two is useless
+            self._line(f"{shown.head} {glyphs.fail} {shown.note}" if shown.note else str(shown))
         elif isinstance(event, ReplyDiscarded):
             self._line(f"! {event.retrying()} (retry {event.attempt}).")
         elif isinstance(event, Notice):
@@ -169,6 +158,8 @@ def stream_record(event: Event) -> dict | None:
             "content": event.result.content,
             "duration_ms": round(event.duration * 1000),
         }
+    if isinstance(event, ToolDenied):
+        return {"type": "permission_denial", **denial_record(event)}
     if isinstance(event, ReplyDiscarded):
         return {"type": "retry", "attempt": event.attempt, "delay_s": round(event.delay, 3), "reason": event.reason}
     if isinstance(event, Notice):

@@ -144,4 +144,5 @@ def prompt_session(history_file: Path, completer: Completer, bindings: KeyBindin
         multiline=True,
         enable_history_search=False,
         prompt_continuation=lambda width, line_number, soft_wrap: "· ".rjust(width),
+        erase_when_done=True,  # the REPL prints the sent text again, set apart (Repl._echo)
     )

@@ -1,0 +1,63 @@
+"""A refused tool call as a record a script can act on: why it was refused and what would allow it.
+
+The gate writes one for every Deny (the policy's, a deny rule's, plan mode's, or an approval nobody gave); the
+one-shot outputs report them (`permission_denials`) and a run with any ends with its own exit status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mini_agent.safety.decisions import Ask, Deny
+
+DenialKind = Literal["rule", "plan", "approval", "policy"]
+FILE_WRITERS = ("write_file", "edit_file")
+
+
+@dataclass(frozen=True)
+class Denial:
+    kind: DenialKind
+    """`rule`: a deny rule refused it; `plan`: plan mode is read-only; `approval`: it needed a yes that was not
+    given (nobody to ask, or the human said no); `policy`: refused outright (e.g. a URL scheme)."""
+    reason: str
+    allow: tuple[str, ...]
+    """Flags or config rules that would let the call run next time; empty when nothing short of changing the
+    deny rule (or a human's yes) would."""
+    rule: str | None
+    """The deny rule that refused it, with where it is defined."""
+    message: str
+    """The text the model got as the tool result."""
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "reason": self.reason,
+            "allow": list(self.allow),
+            "rule": self.rule,
+            "message": self.message,
+        }
+
+
+def denial(tool: str, refusal: Deny, asked: Ask | None, mode: str) -> Denial:
+    """The record of a refusal; `asked` is the question the refusal answered, if the policy asked one."""
+    if asked is not None:
+        return Denial("approval", asked.reason, allow_options(tool, asked), None, refusal.message)
+    if refusal.rule is not None:
+        return Denial("rule", f"denied by the rule {refusal.rule}", (), refusal.rule, refusal.message)
+    if mode == "plan":
+        flag = "--permission-mode accept-edits" if tool in FILE_WRITERS else "--permission-mode auto"
+        return Denial("plan", "plan mode is read-only", (flag,), None, refusal.message)
+    return Denial("policy", refusal.message, (), None, refusal.message)
+
+
+def allow_options(tool: str, asked: Ask) -> tuple[str, ...]:
+    """What would answer the question without a human: the "always" answer's rules as --allow flags, and for an
+    ordinary call the mode that runs it. Destructive and sensitive calls are opened only by a rule naming them."""
+    from mini_agent.safety.refusals import allow_flag  # the flags exactly as the model's refusal quotes them
+
+    rules = asked.grants[0].rules if asked.grants else ()
+    options = [allow_flag(rule) for rule in rules]
+    if asked.risk == "ordinary":
+        options.append("--permission-mode accept-edits" if tool in FILE_WRITERS else "--permission-mode auto")
+    return tuple(options)

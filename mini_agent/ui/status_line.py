@@ -1,0 +1,66 @@
+"""The line after each REPL turn: tokens in and out, cache share, cost, and how full the context window is.
+
+On a narrow terminal whole parts give way, the least needed first (cost, cache share, tokens out, tokens in),
+so the context share, which says when to /compact, stays to the last; only then is anything cut."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mini_agent.model.pricing import cost
+
+if TYPE_CHECKING:
+    from mini_agent.agent import TurnResult
+    from mini_agent.session import Session
+
+GIVE_WAY = ("cost", "cached", "out", "in")
+"""The order in which parts are left out when the line does not fit."""
+
+
+def status_parts(result: TurnResult, session: Session, window: int, overhead: int, model: str) -> dict[str, str]:
+    """The parts of the line by name, in the order shown."""
+    usage = result.usage
+    read = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    parts = {"in": f"{short_count(read)} in", "out": f"{short_count(usage.output_tokens)} out"}
+    if read:
+        parts["cached"] = f"{usage.cache_read_input_tokens / read:.0%} cached"
+    turn_cost, session_cost = cost(model, usage), cost(model, session.usage)
+    if turn_cost is not None and session_cost is not None:
+        parts["cost"] = f"{dollars(turn_cost)} ({dollars(session_cost)} session)"
+    if window:
+        size = session.last_usage.context_tokens if session.last_usage else overhead
+        parts["ctx"] = f"ctx {size / window:.0%} of {short_count(window)}"
+    return parts
+
+
+def fitted(parts: dict[str, str], width: int, separator: str) -> str:
+    """The parts joined, leaving out whole parts in GIVE_WAY order until the line fits `width` cells; the
+    context share is shortened (`ctx 45%`, `45%`). The caller cuts what even that leaves too wide."""
+    from rich.cells import cell_len
+
+    shown = dict(parts)
+    for name in GIVE_WAY:
+        if cell_len(separator.join(shown.values())) <= width or len(shown) == 1:
+            break
+        shown.pop(name, None)
+    line = separator.join(shown.values())
+    if list(shown) == ["ctx"]:
+        share = line.split(" of ")[0]  # `ctx 45%`, then `45%`
+        for shorter in (share, share.removeprefix("ctx ")):
+            if cell_len(line) > width:
+                line = shorter
+    return line
+
+
+def short_count(count: int) -> str:
+    """1234 -> 1.2k, 123456 -> 123k, 1234567 -> 1.2M."""
+    for unit, size in (("M", 1_000_000), ("k", 1000)):
+        if count >= size:
+            value = count / size
+            return f"{value:.0f}{unit}" if value >= 100 else f"{value:.1f}".removesuffix(".0") + unit
+    return str(count)
+
+
+def dollars(amount: float) -> str:
+    """Three significant digits below a dollar, cents above."""
+    return f"${amount:.2f}" if amount >= 1 else f"${amount:.3g}" if amount >= 0.001 else f"${amount:.4f}"
