@@ -226,22 +226,9 @@ class Repl:
         return True
 
     def _memory(self, argument: str) -> None:
-        from mini_agent.context.memory import add_note, memory_path, notes
+        from mini_agent.ui.memory_view import memory_command
 
-        verb, _, note = argument.partition(" ")
-        user_dir = self.agent.settings.user_dir
-        if verb == "add" and note.strip():
-            path = add_note(user_dir, note)
-            self.agent.keeper.engine.gatherer.forget_source("user_memory")
-            self.console.print(f"[dim]Saved to {_escape(str(path))}:[/] {_escape(' '.join(note.split()))}")
-            return
-        if argument:
-            self.console.print("[yellow]Use /memory to show the notes, or /memory add NOTE to add one.[/]")
-            return
-        lines = notes(user_dir)
-        self.console.print(f"[dim]{_escape(str(memory_path(user_dir)))}: {len(lines)} line(s)[/]")
-        for line in lines:
-            self.console.print(_escape(line), highlight=False)
+        memory_command(self.agent, self.console, argument)
 
     def _cost(self, argument: str) -> None:
         from mini_agent.ui.context_view import cost_lines
