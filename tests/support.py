@@ -59,3 +59,35 @@ class ScriptedKeys:
         taken, _, rest = text.partition("\n")
         self.typed = list(rest)
         return taken
+
+
+def scripted_agent(
+    settings,
+    registry=None,
+    emit=None,
+    confirm=None,
+    *,
+    prompt: str = "You are a test agent.",
+    session=None,
+    keeper=None,
+):
+    """The agent as tests build it: the real provider against the loopback model (retries without sleeping), every
+    built-in tool unless `registry` says otherwise, and a yes to every question unless `confirm` says otherwise."""
+    from mini_agent.agent import Agent
+    from mini_agent.model import AnthropicProvider
+    from mini_agent.safety.permissions import Allow
+    from mini_agent.session import Session
+    from mini_agent.tools import default_tools
+    from mini_agent.tools.base import ToolContext
+
+    return Agent(
+        AnthropicProvider(settings, sleep=lambda seconds: None),
+        default_tools() if registry is None else registry,
+        settings,
+        session or Session(),
+        ToolContext(cwd=settings.cwd),
+        prompt,
+        emit or (lambda event: None),
+        confirm or (lambda request: Allow()),
+        keeper=keeper,
+    )

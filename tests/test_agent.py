@@ -8,14 +8,12 @@ import threading
 
 import pytest
 from fake_api import answer, thinking, tool_use
+from support import scripted_agent
 
-from mini_agent.agent import Agent
 from mini_agent.errors import StepLimitReached, TurnAborted
 from mini_agent.events import HintChanged, Notice
-from mini_agent.model import AnthropicProvider
 from mini_agent.safety.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Deny
-from mini_agent.session import Session
 from mini_agent.tools.base import NetworkError, ToolContext, ToolRegistry, tool
 
 calls: list[tuple[str, object]] = []
@@ -88,16 +86,7 @@ def make_agent(api, settings_for, confirm=lambda request: Allow(), **overrides):
     settings = settings_for(api, **overrides)
     events: list = []
     registry = ToolRegistry([lookup, rendezvous, store, reach, interrupt])
-    agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        registry,
-        settings,
-        Session(),
-        ToolContext(cwd=settings.cwd),
-        "You are a test agent.",
-        events.append,
-        confirm,
-    )
+    agent = scripted_agent(settings, registry=registry, emit=events.append, confirm=confirm)
     return agent, events
 
 

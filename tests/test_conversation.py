@@ -6,14 +6,10 @@ from __future__ import annotations
 import re
 
 from fake_api import answer, tool_use
+from support import scripted_agent
 
 from mini_agent.agent import Agent
-from mini_agent.model import AnthropicProvider
 from mini_agent.prompt import static_prompt
-from mini_agent.safety.permissions import Allow
-from mini_agent.session import Session
-from mini_agent.tools import default_tools
-from mini_agent.tools.base import ToolContext
 from mini_agent.ui.launch import context_keeper
 
 
@@ -21,17 +17,7 @@ def full_agent(api, settings_for, **overrides) -> tuple[Agent, list]:
     """The agent as the command builds it: every tool, every context source, compaction per the settings."""
     settings = settings_for(api, permission_mode="bypass", **overrides)
     events: list = []
-    agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        default_tools(),
-        settings,
-        Session(),
-        ToolContext(cwd=settings.cwd),
-        static_prompt(),
-        events.append,
-        lambda request: Allow(),
-        keeper=context_keeper,
-    )
+    agent = scripted_agent(settings, emit=events.append, prompt=static_prompt(), keeper=context_keeper)
     return agent, events
 
 

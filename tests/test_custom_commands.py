@@ -11,6 +11,7 @@ import pytest
 from fake_api import answer, tool_use
 from hypothesis import given
 from hypothesis import strategies as st
+from support import scripted_agent
 
 from mini_agent.commands.catalog import CommandFinder, expand
 from mini_agent.commands.files import read_command, split_front_matter
@@ -218,27 +219,13 @@ def test_nothing_is_read_before_it_is_asked_for(dirs, monkeypatch):
 
 
 def build_agent(api, settings, questions):
-    from mini_agent.agent import Agent
-    from mini_agent.model import AnthropicProvider
     from mini_agent.safety.permissions import Deny
-    from mini_agent.session import Session
-    from mini_agent.tools import default_tools
-    from mini_agent.tools.base import ToolContext
 
     def confirm(request):
         questions.append(request.arguments.get("command"))
         return Deny("The user said no.")
 
-    return Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        default_tools(),
-        settings,
-        Session(),
-        ToolContext(cwd=settings.cwd),
-        "You are a test agent.",
-        lambda event: None,
-        confirm,
-    )
+    return scripted_agent(settings, confirm=confirm)
 
 
 def test_allowed_tools_let_that_turn_run_the_named_commands_without_asking(api, settings_for, tmp_path):

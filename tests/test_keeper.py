@@ -7,14 +7,10 @@ from xml.sax.saxutils import unescape
 import pytest
 from conversation import build, is_summary_request, pairing_problems
 from fake_api import answer, failure, tool_use
+from support import scripted_agent
 
-from mini_agent.agent import Agent
 from mini_agent.events import Compacted, ContextInjected, Notice
-from mini_agent.model import AnthropicProvider
-from mini_agent.safety.permissions import Allow
 from mini_agent.session import SUMMARY_HINT, Session
-from mini_agent.tools import default_tools
-from mini_agent.tools.base import ToolContext
 from mini_agent.ui.launch import context_keeper
 
 SUMMARY = "## User goals and explicit instructions\nThe user wants the parser fixed.\n## Current step\nReading files."
@@ -23,17 +19,7 @@ SUMMARY = "## User goals and explicit instructions\nThe user wants the parser fi
 def make(api, settings_for, session=None, keeper=context_keeper, **overrides):
     settings = settings_for(api, permission_mode="auto", **overrides)
     events: list = []
-    agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        default_tools(),
-        settings,
-        session or Session(),
-        ToolContext(cwd=settings.cwd),
-        "You are a test agent.",
-        events.append,
-        lambda request: Allow(),
-        keeper=keeper,
-    )
+    agent = scripted_agent(settings, emit=events.append, session=session, keeper=keeper)
     return agent, events
 
 

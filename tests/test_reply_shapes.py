@@ -13,7 +13,7 @@ import pytest
 from fake_api import Reply, answer, message_of, sse_bytes, sse_events, text, thinking, tool_use
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import FIXTURES, TEST_KEY
+from support import FIXTURES, TEST_KEY, scripted_agent
 
 from mini_agent.agent import Agent
 from mini_agent.errors import ProviderError
@@ -21,8 +21,6 @@ from mini_agent.events import Notice, ReplyDiscarded, TextDelta
 from mini_agent.model import AnthropicProvider, Request
 from mini_agent.model.assembly import StreamAssembly
 from mini_agent.model.messages import LOOKBACK_BLOCKS, with_cache_breakpoint
-from mini_agent.safety.permissions import Allow
-from mini_agent.session import Session
 from mini_agent.tools.base import ToolContext, ToolRegistry, tool
 
 looked_up: list[str] = []
@@ -55,16 +53,7 @@ def provider_for(api, settings_for, **overrides) -> AnthropicProvider:
 def make_agent(api, settings_for, **overrides) -> tuple[Agent, list]:
     settings = settings_for(api, **overrides)
     events: list = []
-    agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        ToolRegistry([lookup]),
-        settings,
-        Session(),
-        ToolContext(cwd=settings.cwd),
-        "You are a test agent.",
-        events.append,
-        lambda request: Allow(),
-    )
+    agent = scripted_agent(settings, registry=ToolRegistry([lookup]), emit=events.append)
     return agent, events
 
 

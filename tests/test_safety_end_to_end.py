@@ -6,6 +6,7 @@ import json
 
 import pytest
 from fake_api import answer, tool_use
+from support import scripted_agent
 from trees import make_repo, snapshot
 
 DESTRUCTIVE = [
@@ -127,12 +128,7 @@ def test_a_name_resolving_to_loopback_asks_at_connect_time_and_an_always_answer_
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     from threading import Thread
 
-    from mini_agent.agent import Agent
-    from mini_agent.model import AnthropicProvider
     from mini_agent.safety.permissions import Allow
-    from mini_agent.session import Session
-    from mini_agent.tools import default_tools
-    from mini_agent.tools.base import ToolContext
 
     class Page(BaseHTTPRequestHandler):
         def do_GET(self):
@@ -162,16 +158,7 @@ def test_a_name_resolving_to_loopback_asks_at_connect_time_and_an_always_answer_
         answer("Seen."),
     )
     settings = settings_for(api, permission_mode="auto")
-    agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        default_tools(),
-        settings,
-        Session(),
-        ToolContext(cwd=settings.cwd),
-        "You are a test agent.",
-        lambda event: None,
-        confirm,
-    )
+    agent = scripted_agent(settings, confirm=confirm)
     try:
         agent.run_turn("look at the dashboard")
     finally:

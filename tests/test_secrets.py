@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from fake_api import answer, tool_use
-from support import TEST_KEY
+from support import TEST_KEY, scripted_agent
 from web_server import WebServer
 
 from mini_agent.config import from_environment
@@ -149,24 +149,10 @@ def test_the_environment_in_any_encoding_reaches_neither_the_model_nor_the_outpu
 
 
 def in_process_agent(api, settings_for, confirm, **overrides):
-    from mini_agent.agent import Agent
-    from mini_agent.model import AnthropicProvider
-    from mini_agent.session import Session
-    from mini_agent.tools import default_tools
-    from mini_agent.tools.base import ToolContext
 
     settings = settings_for(api, **overrides)
     events: list = []
-    agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        default_tools(),
-        settings,
-        Session(),
-        ToolContext(cwd=settings.cwd),
-        "You are a test agent.",
-        events.append,
-        confirm,
-    )
+    agent = scripted_agent(settings, emit=events.append, confirm=confirm)
     return agent, events
 
 

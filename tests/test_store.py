@@ -15,14 +15,12 @@ from conversation import pairing_problems
 from fake_api import answer, tool_use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import TEST_KEY
+from support import TEST_KEY, scripted_agent
 
 from mini_agent.agent import Agent
 from mini_agent.context.blocks import P0, P1, ContextBlock, Ledger
 from mini_agent.context.tokens import TOKENIZER
-from mini_agent.model import AnthropicProvider
 from mini_agent.model.usage import Usage
-from mini_agent.safety.permissions import Allow
 from mini_agent.session import SUMMARY_HINT, Session
 from mini_agent.sessions import (
     SessionBusy,
@@ -34,8 +32,6 @@ from mini_agent.sessions import (
 )
 from mini_agent.sessions.journal import read_journal, session_id
 from mini_agent.sessions.resume import UNANSWERED, replay_ledger
-from mini_agent.tools import default_tools
-from mini_agent.tools.base import ToolContext
 
 RESTORED = ("messages", "request", "hints", "instructions", "usage", "last_usage", "compactions")
 
@@ -389,17 +385,7 @@ def build_agent(api, settings_for, project: Path) -> Agent:
     from mini_agent.ui.launch import context_keeper
 
     settings = settings_for(api, permission_mode="auto", cwd=project)
-    return Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        default_tools(),
-        settings,
-        Session(),
-        ToolContext(cwd=project),
-        "You are a test agent.",
-        lambda event: None,
-        lambda request: Allow(),
-        keeper=context_keeper,
-    )
+    return scripted_agent(settings, keeper=context_keeper)
 
 
 def run_turns(api, agent: Agent, turns: list, compact_after_second: bool) -> list[dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from fake_api import answer, tool_use
+from support import scripted_agent
 
 ORIGINAL = 'Find where "retries" are configured & tell me <exactly> which file — ünïcode kept, please.'
 
@@ -169,26 +170,13 @@ def test_named_read_only_agents_are_offered_by_name_and_run_with_their_own_tools
 
 
 def make_agent(api, settings_for, confirm):
-    from mini_agent.agent import Agent
-    from mini_agent.model import AnthropicProvider
-    from mini_agent.session import Session
     from mini_agent.subagents.delegation import with_subagents
     from mini_agent.tools import default_tools
-    from mini_agent.tools.base import ToolContext
 
     settings = settings_for(api)
     registry, delegation, problems = with_subagents(default_tools(), settings)
     events: list = []
-    agent = Agent(
-        AnthropicProvider(settings, sleep=lambda s: None),
-        registry,
-        settings,
-        Session(),
-        ToolContext(cwd=settings.cwd),
-        "You are a test agent.",
-        events.append,
-        confirm,
-    )
+    agent = scripted_agent(settings, registry=registry, emit=events.append, confirm=confirm)
     delegation.attach(agent)
     return agent, events, problems
 
