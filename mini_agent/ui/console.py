@@ -142,7 +142,7 @@ class ReplRenderer:
         if isinstance(event, SubAgentEvent):
             from rich.text import Text
 
-            if line := nested_line(event):
+            if line := nested_line(event, self.glyphs):
                 self._settle()
                 self.console.print(Text(self._plain(line), style="dim"), no_wrap=True, overflow="crop")
             return self._animate()

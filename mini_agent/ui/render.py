@@ -23,7 +23,7 @@ from mini_agent.events import (
     ToolStarted,
 )
 from mini_agent.model.messages import text_of, tool_uses
-from mini_agent.ui.tool_line import ASCII, KEY_ARGUMENT, UNICODE, describe_call, first_line, key_argument, tool_line
+from mini_agent.ui.tool_line import ASCII, KEY_ARGUMENT, UNICODE, Glyphs, describe_call, key_argument, tool_line
 
 __all__ = ["KEY_ARGUMENT", "describe_call"]  # where the approval view and the REPL have always found them
 
@@ -38,17 +38,14 @@ def denial_record(event: ToolDenied) -> dict:
     }
 
 
-def nested_line(event: SubAgentEvent, nest: str = "  ⎿ ") -> str | None:
+def nested_line(event: SubAgentEvent, glyphs: Glyphs = UNICODE, nest: str = "  ⎿ ") -> str | None:
     """A sub-agent's event as one compact line under its task call, or None: its words and requests stay off the
-    screen, only its tool calls and notices show."""
+    screen, only its tool calls (as the parent's are shown, without the glyph) and notices show."""
     inner, who = event.event, f"[{event.name} {event.agent_id}] "
     if isinstance(inner, ToolFinished):
-        call = describe_call(inner.name, inner.input)
-        if inner.result.shown:
-            return f"{nest}{who}{call} ✗ {inner.result.shown}"
-        if inner.result.is_error:
-            return f"{nest}{who}{call} ✗ {first_line(inner.result.content, 100)}"
-        return f"{nest}{who}{call} ✓ {inner.duration:.1f}s"
+        shown = tool_line(inner, glyphs)
+        outcome = f"{glyphs.fail} {shown.note}" if shown.note else shown.outcome
+        return f"{nest}{who}{describe_call(inner.name, inner.input)} {outcome}"
     if isinstance(inner, Notice):
         return f"{nest}{who}! {inner.text}"
     return None
@@ -64,7 +61,7 @@ class ProgressRenderer:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, SubAgentEvent):
-            line = nested_line(event)
+            line = nested_line(event, UNICODE if self.utf else ASCII)
             if line:
                 self._line(line)
         elif isinstance(event, ContextInjected):
