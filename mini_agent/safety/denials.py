@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mini_agent.safety.decisions import Ask, Deny
+from mini_agent.safety.refusals import allow_flag, mode_that_runs
 
 DenialKind = Literal["rule", "plan", "approval", "policy"]
-FILE_WRITERS = ("write_file", "edit_file")
 
 
 @dataclass(frozen=True)
@@ -46,18 +46,17 @@ def denial(tool: str, refusal: Deny, asked: Ask | None, mode: str) -> Denial:
     if refusal.rule is not None:
         return Denial("rule", f"denied by the rule {refusal.rule}", (), refusal.rule, refusal.message)
     if mode == "plan":
-        flag = "--permission-mode accept-edits" if tool in FILE_WRITERS else "--permission-mode auto"
-        return Denial("plan", "plan mode is read-only", (flag,), None, refusal.message)
+        return Denial(
+            "plan", "plan mode is read-only", (f"--permission-mode {mode_that_runs(tool)}",), None, refusal.message
+        )
     return Denial("policy", refusal.message, (), None, refusal.message)
 
 
 def allow_options(tool: str, asked: Ask) -> tuple[str, ...]:
     """What would answer the question without a human: the "always" answer's rules as --allow flags, and for an
     ordinary call the mode that runs it. Destructive and sensitive calls are opened only by a rule naming them."""
-    from mini_agent.safety.refusals import allow_flag  # the flags exactly as the model's refusal quotes them
-
     rules = asked.grants[0].rules if asked.grants else ()
     options = [allow_flag(rule) for rule in rules]
     if asked.risk == "ordinary":
-        options.append("--permission-mode accept-edits" if tool in FILE_WRITERS else "--permission-mode auto")
+        options.append(f"--permission-mode {mode_that_runs(tool)}")
     return tuple(options)

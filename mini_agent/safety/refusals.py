@@ -95,7 +95,10 @@ def plan_refusal(tool: str, why: str = "", what: str = "") -> Deny:
     return Deny(PLAN_REFUSAL.format(tool=tool, why=why), shown=shown)
 
 
-def _mode_that_allows(tool: str, ask: Ask) -> str | None:
-    if ask.risk != "ordinary":
-        return None
+def mode_that_runs(tool: str) -> str:
+    """The least open mode that runs an ordinary call of this tool without asking."""
     return "accept-edits" if tool in ("write_file", "edit_file") else "auto"
+
+
+def _mode_that_allows(tool: str, ask: Ask) -> str | None:
+    return mode_that_runs(tool) if ask.risk == "ordinary" else None
