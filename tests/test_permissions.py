@@ -93,6 +93,9 @@ def test_modes_for_files_and_fetches(workspace, mode, tool, arguments, expected)
         ".git/config",
         "~/.zshrc",
         ".mini-agent/config.toml",
+        ".mcp.json",
+        ".claude/commands/deploy.md",
+        "sub/.claude/commands/x/y.md",
     ],
 )
 def test_writes_outside_the_workspace_or_to_protected_places_ask_in_every_mode(workspace, mode, path):

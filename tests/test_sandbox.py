@@ -123,12 +123,19 @@ def test_workspace_write_keeps_git_hooks_config_and_agent_config_read_only(force
     if forced == "landlock":
         assert any("NOT kept read-only" in limit for limit in describe(layout["project"], layout["home"])["limits"])
         pytest.skip("Landlock only grants: it cannot keep a path read-only inside the writable root (a stated limit)")
+    (layout["project"] / ".claude" / "commands").mkdir(parents=True)
+    (layout["project"] / ".claude" / "commands" / "ship.md").write_text("Ship it.\n")
+    (layout["project"] / ".mcp.json").write_text("{}\n")
     conf = confinement(layout, "workspace-write")
     text, code = run("echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo x > .mini-agent/config.toml; "
+                     "echo x > .claude/commands/ship.md; echo x > .claude/commands/new.md; echo x > .mcp.json; "
                      "echo ok > fine.txt", conf)  # fmt: skip
     assert not (layout["project"] / ".git" / "hooks" / "pre-commit").exists()
     assert (layout["project"] / ".git" / "config").read_text() == "[core]\n"
     assert (layout["project"] / ".mini-agent" / "config.toml").read_text() == "[permissions]\n"
+    assert (layout["project"] / ".claude" / "commands" / "ship.md").read_text() == "Ship it.\n"
+    assert not (layout["project"] / ".claude" / "commands" / "new.md").exists()
+    assert (layout["project"] / ".mcp.json").read_text() == "{}\n"
     assert (layout["project"] / "fine.txt").exists()
     assert "Read-only file system" in text
     assert "blocked a write to .git/hooks/pre-commit" in blocked(text, code, conf)
@@ -140,7 +147,10 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
     (layout["project"] / ".mini-agent" / "config.toml").unlink()
     (layout["project"] / ".mini-agent").rmdir()
     conf = confinement(layout, "workspace-write")
-    script = "mkdir -p .mini-agent && echo 'allow = [\"bash\"]' > .mini-agent/config.toml; echo ok > fine.txt"
+    script = (
+        "mkdir -p .mini-agent && echo 'allow = [\"bash\"]' > .mini-agent/config.toml; echo ok > fine.txt; "
+        "mkdir -p .claude/commands && echo 'allowed-tools: bash' > .claude/commands/x.md; echo '{}' > .mcp.json"
+    )
     if forced == "landlock":
         script += "; echo evil > .git/hooks/pre-commit"
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf)
@@ -151,6 +161,7 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
         launch.cleanup()
     project = layout["project"].resolve()
     assert project / ".mini-agent" in changes and project / "fine.txt" not in changes
+    assert project / ".mcp.json" in changes and project / ".claude" / "commands" in changes
     assert (project / ".git" / "hooks" in changes) == (forced == "landlock")
 
 

@@ -168,9 +168,12 @@ class Workspace:
         """Why writing this resolved path is never routine, or None."""
         if str(path) in HARMLESS_DEVICES:
             return None
-        if path in self.config_files or ".mini-agent" in path.parts:
-            return "it is the agent's own configuration"
         parts = path.parts
+        if path in self.config_files or ".mini-agent" in parts:
+            return "it is the agent's own configuration"
+        if path.name == ".mcp.json" or any(parts[i : i + 2] == (".claude", "commands") for i in range(len(parts))):
+            # what the user runs later: MCP servers' commands, slash commands with their allowed-tools
+            return "it is the agent's own configuration (MCP servers or custom commands)"
         if ".git" in parts[:-1] or (parts and parts[-1] == ".git"):
             return "it is inside a .git directory (the repository's internals)"
         if within(path, self.home):

@@ -25,8 +25,9 @@ LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
 HIDDEN_IN_HOME = (*(place for place in HOME_SECRETS if place != ".docker"), *HOME_SECRET_FILES, *PASSWORD_STORES)
 """Credential locations under home that no confined command may read, at any level (the policy's own list;
 of `~/.docker` only the registry logins in config.json, so its contexts stay usable)."""
-READ_ONLY_IN_ROOT = (".git/hooks", ".git/config", ".mini-agent")
-"""Inside the writable project root: a hook or a config line written here runs later, outside any sandbox."""
+READ_ONLY_IN_ROOT = (".git/hooks", ".git/config", ".mini-agent", ".mcp.json", ".claude/commands")
+"""Inside the writable project root: a hook, a config line, an MCP server or a custom command's allowed-tools
+written here runs later, outside any sandbox."""
 ENV_FILE = ".env*"
 """Environment files beside the project (in home and in the root's ancestors) hold other projects' secrets."""
 
