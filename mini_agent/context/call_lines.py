@@ -4,15 +4,14 @@ model gets for a call Ctrl-C stopped."""
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING
+
+from mini_agent.tools.exit_line import exit_status
 
 if TYPE_CHECKING:  # sources.py imports this module and must stay cheap: no pydantic
     from mini_agent.tools.base import ToolResult
 
-_EXIT_LINE = re.compile(r"^exit code: (\d+)(?: \(killed by (\w+)\))?$", re.MULTILINE)
-"""The bash tool's last line of a report (a sandbox hint may follow it)."""
 FAILED = "-> failed"
 
 
@@ -37,10 +36,10 @@ def _outcome(name: str, result: ToolResult) -> str:
         first = result.content.splitlines()[0][:80] if result.content else "error"
         return f"{FAILED}: {first}"
     if name == "bash":
-        exits = _EXIT_LINE.findall(result.content)
-        if exits and exits[-1][0] != "0":
-            code, signal = exits[-1]
-            return f"{FAILED} (exit code {code}{', killed by ' + signal if signal else ''})"
+        status = exit_status(result.content)
+        if status and status.code != 0:
+            killed = f", killed by {status.killed_by}" if status.killed_by else ""
+            return f"{FAILED} (exit code {status.code}{killed})"
     return "-> ok"
 
 

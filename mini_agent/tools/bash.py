@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +14,7 @@ from mini_agent.prompt import system_hint
 from mini_agent.tools._arguments import CommandText
 from mini_agent.tools._process import BoundedOutput, Finished, child_environment, run_captured
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, tool
+from mini_agent.tools.exit_line import exit_line
 
 OUTPUT_LIMIT = 30_000
 """Characters of output returned to the model; beyond it the head and tail halves are kept."""
@@ -167,7 +167,7 @@ def _report(output: BoundedOutput, finished: Finished, timeout: int, new_cwd: Pa
         parts.append(f"Command timed out after {timeout} s; process group killed.")
     if new_cwd is not None:
         parts.append(f"Working directory is now {new_cwd}")
-    parts.append(_exit_line(finished.returncode))
+    parts.append(exit_line(finished.returncode))
     return "\n".join(parts)
 
 
@@ -182,13 +182,3 @@ def _text(output: BoundedOutput) -> str:
         omitted_chars=str(output.omitted),
     )
     return f"{output.head}\n\n[... {output.omitted} characters omitted ...]\n\n{output.tail.rstrip(chr(10))}\n{hint}"
-
-
-def _exit_line(returncode: int) -> str:
-    if returncode >= 0:
-        return f"exit code: {returncode}"
-    try:
-        name = signal.Signals(-returncode).name
-    except ValueError:
-        name = f"signal {-returncode}"
-    return f"exit code: {128 - returncode} (killed by {name})"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_agent.events import ToolFinished
+from mini_agent.tools.exit_line import exit_status
 
 KEY_ARGUMENT = {
     "read_file": "path",
@@ -42,7 +43,6 @@ def first_line(text: str, limit: int = 160) -> str:
 
 DETAIL_LINES = 4
 """Lines of an error's detail (or of a failed command's output) under its tool line."""
-_EXIT_CODE = re.compile(r"^exit code: (\d+)", re.MULTILINE)
 _HINT = re.compile(r"<system_hint\b.*?</system_hint>", re.DOTALL)
 
 
@@ -83,7 +83,8 @@ def tool_line(event: ToolFinished, glyphs: Glyphs) -> ToolLine:
     g = glyphs
     head = f"{g.call} {describe_call(event.name, event.input)}"
     content = _HINT.sub("", event.result.content)
-    exit_code = exit_code_of(content) if event.name == "bash" else None
+    status = exit_status(content) if event.name == "bash" else None
+    exit_code = status.code if status else None
     if event.result.shown:
         return ToolLine(head, f"{g.fail} not run", False, [], content, event.result.shown)
     if event.result.is_error:
@@ -95,9 +96,3 @@ def tool_line(event: ToolFinished, glyphs: Glyphs) -> ToolLine:
         return ToolLine(head, outcome, False, output[-DETAIL_LINES + 1 :], content)
     exit_note = f"{g.separator}exit 0" if exit_code == 0 else ""
     return ToolLine(head, f"{g.ok} {event.duration:.1f}s{exit_note}", True, [], content)
-
-
-def exit_code_of(content: str) -> int | None:
-    """The status a bash result reports (its last `exit code: N` line), or None."""
-    found = _EXIT_CODE.findall(content)
-    return int(found[-1]) if found else None

@@ -288,3 +288,13 @@ def test_commands_see_the_users_request_verbatim_for_scripts_and_sub_agents(tmp_
     ctx = ToolContext(cwd=tmp_path, request='Fix «it» — and don\'t touch "tests/"; $HOME stays')
     result = ToolRegistry([bash]).call("bash", {"command": 'printf %s "$MINI_AGENT_REQUEST"'}, ctx)
     assert result.content.startswith('Fix «it» — and don\'t touch "tests/"; $HOME stays')
+
+
+@given(returncode=st.integers(min_value=-64, max_value=255), output=st.text(max_size=200))
+def test_the_exit_line_the_bash_tool_writes_is_the_one_read_back(returncode, output):
+    from mini_agent.tools.exit_line import exit_line, exit_status
+
+    status = exit_status(f"{output}\n{exit_line(returncode)}\n")
+    assert status is not None
+    assert status.code == (returncode if returncode >= 0 else 128 - returncode)
+    assert (status.killed_by is not None) == (returncode < 0)
