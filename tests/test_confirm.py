@@ -147,11 +147,11 @@ def test_in_a_terminal_a_refusal_with_words_reaches_the_model(api, tmp_path):
     child.expect(r"Allow\? \[y/n/a/p\]")
     child.send("n")  # one key, then a line of words for the model
     child.expect(r"why, for the model \(Enter to skip\): ")
-    child.sendline("use the Makefile instead")
+    child.sendline("use the Makefilx\x7fe instead, 谢谢")  # the terminal's own line editing: Backspace erases
     child.expect("Understood.")
     assert finish(child) == 4  # a call was refused
     result = api.message_requests[1]["messages"][-1]["content"][0]
-    assert result["is_error"] and "Their message: use the Makefile instead" in result["content"]
+    assert result["is_error"] and "Their message: use the Makefile instead, 谢谢" in result["content"]
     assert not (tmp_path / "made.txt").exists()
 
 

@@ -44,7 +44,7 @@ def ask_on_terminal(
     size = size or terminal_size
 
     def confirm(request: ApprovalRequest) -> Decision:
-        reader = keys or TerminalKeys(sys.stdin.fileno(), err)
+        reader = keys or TerminalKeys(sys.stdin.fileno())
         paint = _painter(err)
         columns, rows = size()
         shown = approval_block(request, paint, rows, columns)

@@ -7,14 +7,14 @@ answer a question about running a command.
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol, TextIO
+from typing import Protocol
 
 ENTER = "\n"
-BACKSPACES = ("\x7f", "\x08")
-CTRL_D, CTRL_U = "\x04", "\x15"
+CTRL_D = "\x04"
 
 
 class Keys(Protocol):
@@ -25,13 +25,13 @@ class Keys(Protocol):
         ...
 
     def line(self) -> str:
-        """A line typed after the prompt already shown, echoed, with Backspace and Ctrl-U; Enter ends it."""
+        """A line typed after the prompt already shown, echoed and edited as the terminal does; Enter ends it."""
         ...
 
 
 class TerminalKeys:
-    def __init__(self, fd: int, echo: TextIO) -> None:
-        self.fd, self.echo = fd, echo
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
 
     def discard_typeahead(self) -> None:
         import termios
@@ -43,35 +43,24 @@ class TerminalKeys:
             return self._char()
 
     def line(self) -> str:
-        typed: list[str] = []
-        with self._cbreak():
-            while (char := self._char()) != ENTER:
-                if char in BACKSPACES:
-                    if typed:
-                        typed.pop()
-                        self._echo("\b \b")
-                elif char == CTRL_U:
-                    self._echo("\b \b" * len(typed))
-                    typed.clear()
-                elif char.isprintable():
-                    typed.append(char)
-                    self._echo(char)
-        self._echo("\n")
-        return "".join(typed)
-
-    def _echo(self, text: str) -> None:
-        self.echo.write(text)
-        self.echo.flush()
+        # The terminal's own line discipline edits the line (Backspace, Ctrl-U, Ctrl-W, whole UTF-8 characters)
+        # and echoes it: the terminal is in its usual cooked mode between keys.
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data.decode("utf-8", errors="replace").rstrip("\r\n")
 
     def _char(self) -> str:
-        data = os.read(self.fd, 1)
-        if not data or data == CTRL_D.encode():
-            raise EOFError
-        more = _continuation_bytes(data[0])
-        while more:  # the rest of a UTF-8 character
-            data += os.read(self.fd, 1)
-            more -= 1
-        char = data.decode("utf-8", errors="replace")
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        char = ""
+        while not char:  # the rest of a UTF-8 character follows its first byte
+            data = os.read(self.fd, 1)
+            if not data or data == CTRL_D.encode():
+                raise EOFError
+            char = decoder.decode(data)
         return ENTER if char == "\r" else char
 
     @contextmanager
@@ -85,13 +74,3 @@ class TerminalKeys:
             yield
         finally:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
-
-
-def _continuation_bytes(first: int) -> int:
-    if first >> 5 == 0b110:
-        return 1
-    if first >> 4 == 0b1110:
-        return 2
-    if first >> 3 == 0b11110:
-        return 3
-    return 0
