@@ -12,6 +12,9 @@ from pathlib import Path
 from _common import Row, child_env, failed_row, median, mini_agent_command, seconds
 
 PROMPT_TARGET = 0.35
+CURSOR_QUERY = "\x1b[6n"
+PROMPT = "\x1b\\[\\?2004h[^\r\n]*›"
+"""The prompt as prompt-toolkit draws it for input (bracketed paste on), not a `›` of --continue's recap."""
 SESSION_TURNS = 100
 
 
@@ -53,7 +56,9 @@ def _times(env: dict[str, str], cwd: Path, args: list[str], runs: int) -> list[f
         child = pexpect.spawn(
             mini_agent_command(), args, env=env, cwd=str(cwd), dimensions=(40, 120), encoding="utf-8", timeout=20
         )
-        child.expect("›")
+        child.expect_exact(CURSOR_QUERY)  # asked just before the prompt is drawn; a real terminal answers it
+        child.send("\x1b[1;1R")
+        child.expect(PROMPT)
         times.append(time.perf_counter() - started)
         child.sendcontrol("d")
         child.expect(pexpect.EOF)
