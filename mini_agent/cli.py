@@ -41,7 +41,8 @@ def _version(value: bool) -> None:
         "an attachment beside it (e.g. `git diff | mini-agent -p 'review this'`)."
     ),
     epilog=(
-        "Exit codes: 0 success, 1 runtime error, 2 usage or configuration error, 3 step limit reached, 130 interrupted."
+        "Exit codes: 0 success, 1 runtime error, 2 usage or configuration error, 3 step limit reached, "
+        "4 a tool call was refused, 130 interrupted."
     ),
 )
 def run(

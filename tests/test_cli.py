@@ -400,6 +400,10 @@ def test_help_shows_each_subcommand_whole_and_check_command_names_its_argument(r
     for name in ("permissions", "check-command", "config", "sandbox"):
         assert name in commands
     assert "..." not in commands  # no description cut short
+    from mini_agent.errors import ExitStatus
+
+    epilog = " ".join(listing.split("Exit codes:", 1)[1].split())
+    assert all(f"{int(status)} " in epilog for status in ExitStatus), epilog  # every exit status is explained
     usage = run_cli(["check-command", "--help"]).stdout.decode()
     assert "COMMAND" in usage.splitlines()[0] and "COMMAND" in usage.split("Arguments:", 1)[1]
 
