@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     @mcp_app.command("list")
     def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
         """List the configured MCP servers, where each is defined, and whether a project's server is trusted."""
-        from mini_agent.mcp.trust import TrustStore
+        from mini_agent.trust import TrustStore
 
         settings = settings_or_exit([], [])
         store = TrustStore(settings.data_dir)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mini_agent.config import resolve
 from mini_agent.errors import ConfigError
 from mini_agent.mcp.servers import expand, servers_in_mcp_json
-from mini_agent.mcp.trust import TrustStore
+from mini_agent.trust import TrustStore
 
 
 def project(tmp_path: Path, servers: dict) -> Path:

@@ -15,8 +15,8 @@ from typing import Any
 
 from mini_agent.mcp.connection import Connection
 from mini_agent.mcp.servers import ServerDef
-from mini_agent.mcp.trust import TrustStore
 from mini_agent.tools.base import Tool
+from mini_agent.trust import TrustStore
 
 TRUST_FLAG = "--trust-project-mcp"
 TRUST_KEY = "trust_project_mcp = true"

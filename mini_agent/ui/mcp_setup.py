@@ -9,8 +9,9 @@ from typing import TextIO
 
 from mini_agent.mcp.manager import McpManager
 from mini_agent.mcp.servers import ServerDef
-from mini_agent.mcp.trust import TrustStore
 from mini_agent.settings import Settings
+from mini_agent.trust import TrustStore
+from mini_agent.ui.trust_question import ask_to_trust
 
 
 def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> McpManager:
@@ -48,14 +49,7 @@ def wait_for_servers(agent, manager: McpManager, timeout: float) -> None:
 
 def _asker(err: TextIO):
     def ask(server: ServerDef) -> bool:
-        print(f"\nThe project defines the MCP server {server.name} ({server.source}), which runs:", file=err)
-        print(f"  {server.summary()}", file=err)
-        err.write(f"Trust and start {server.name}? It can run any command as you. [y/N] ")
-        err.flush()
-        try:
-            answer = sys.stdin.readline()
-        except KeyboardInterrupt:
-            answer = ""
-        return answer.strip().lower() in ("y", "yes")
+        heading = f"The project defines the MCP server {server.name} ({server.source}), which runs:"
+        return ask_to_trust(err, heading, [server.summary()], f"Trust and start {server.name}?")
 
     return ask

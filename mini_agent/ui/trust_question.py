@@ -1,0 +1,20 @@
+"""The question before a project's commands first run (its MCP servers, its hooks): what they run, then y/N."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+
+def ask_to_trust(err: TextIO, heading: str, lines: list[str], question: str) -> bool:
+    """Anything but y or yes is a no, Ctrl-C included: the project's commands stay off."""
+    print(f"\n{heading}", file=err)
+    for line in lines:
+        print(f"  {line}", file=err)
+    err.write(f"{question} They can run any command as you. [y/N] ")
+    err.flush()
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
