@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mini_agent.errors import ContextOverflow, MiniAgentError, ProviderError, StepLimitReached, TurnAborted
+from mini_agent.errors import ContextOverflow, MiniAgentError, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, Event, Notice, ReplyDiscarded, TextDelta
+from mini_agent.hooks import NO_HOOKS, PromptBlocked
 from mini_agent.model import Provider, Reply, Request
 from mini_agent.model.client import DISCOVERY_WAIT
 from mini_agent.model.discovery import Discovery
@@ -92,6 +93,8 @@ class Agent:
         """Called before each tool that may change files runs (write and exec tools): the undo snapshot."""
         self.mcp = None
         """The session's MCP servers (an `mcp.manager.McpManager`) when any are configured, for /mcp."""
+        self.hooks = NO_HOOKS
+        """The user's hooks (`hooks.Hooks`), run at each event: a prompt, each tool call, the turn's end."""
         if keeper is None:
             from mini_agent.context.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)
@@ -113,9 +116,9 @@ class Agent:
         self.ctx.request = text if request is None else request
         self.secrets.refresh()  # the project's .env files, read on first use and again after they change
         usage = self.delegated = Usage()
-        notes, self.notes = self.notes, []
         try:
             self._endpoint_notices()
+            notes, self.notes = [*self.notes, *self.hooks.prompt_submitted(text)], []  # kept if a hook stops it
             trace = self.keeper.open_turn(
                 self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes
             )
@@ -130,12 +133,15 @@ class Agent:
                 if calls and reply.runs_tools():
                     self.session.append({"role": "user", "content": self.tool_calls.run(calls)})
                     continue
+                if reply.stop_reason == "end_turn" and (more := self.hooks.stopping(text_of(reply.message))):
+                    self.session.append({"role": "user", "content": [{"type": "text", "text": more}]})
+                    continue
                 return replace(self._finish(reply, calls, step, usage + self.delegated), trace=trace)
             raise StepLimitReached(self.settings.max_steps)
-        except TurnAborted:
+        except (TurnAborted, PromptBlocked):
             raise
         except MiniAgentError as exc:
-            self.session.record_error(_error_kind(exc), self.secrets.mask(str(exc)))
+            self.session.record_error(exc.kind, self.secrets.mask(str(exc)))
             raise
         except KeyboardInterrupt:
             self._keep_partial()
@@ -288,11 +294,3 @@ class Agent:
     @mode.setter
     def mode(self, mode: str) -> None:
         self.gate.mode = mode
-
-
-def _error_kind(exc: MiniAgentError) -> str:
-    if isinstance(exc, ContextOverflow):
-        return "overflow"
-    if isinstance(exc, StepLimitReached):
-        return "step_limit"
-    return "api" if isinstance(exc, ProviderError) else "error"

@@ -102,6 +102,9 @@ def run(
     trust_project_mcp: bool = typer.Option(
         False, "--trust-project-mcp", help="Start the project's MCP servers (.mcp.json) without asking."
     ),
+    trust_project_hooks: bool = typer.Option(
+        False, "--trust-project-hooks", help="Run the project's hooks ([[hooks.*]] in its config) without asking."
+    ),
     show_prompt: bool = typer.Option(
         False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."
     ),
@@ -139,6 +142,7 @@ def run(
             compact_focus=compact_focus,
             compact_first=compact or None,
             trust_project_mcp=trust_project_mcp or None,
+            trust_project_hooks=trust_project_hooks or None,
         )
         if settings.permission_mode == "bypass":
             _warn_bypass()

@@ -37,6 +37,9 @@ class Compactor:
     model: str
     focus: str | None = None
     """Standing focus for every compaction of the run (one-shot flag); /compact passes its own."""
+    before: Callable[[str, str | None], tuple[str | None, str | None]] | None = None
+    """Asked first with the trigger and the focus (the PreCompact hooks): why not to compact (None: go on), and
+    the focus to use."""
 
     def compact(
         self,
@@ -56,6 +59,10 @@ class Compactor:
         """
         messages = session.messages
         report = CompactionReport(trigger, size if size is not None else measure(messages))
+        if self.before is not None:
+            report.error, focus = self.before(trigger, focus or self.focus)
+            if report.error:
+                return report
         size = report.before
         protect = _last_index(messages, "assistant")
         messages, stubbed = stub_tool_results(messages, protect if protect is not None else len(messages))

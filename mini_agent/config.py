@@ -43,9 +43,11 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "context_timeout": (int, float),
     "mcp_timeout": (int, float),
     "trust_project_mcp": bool,
+    "trust_project_hooks": bool,
 }
-USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp")
-"""A project's file cannot send the user's key to another server."""
+USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp", "trust_project_hooks")
+"""A project's file cannot send the user's key to another server, nor trust its own commands."""
+USER_ONLY_WHY = {"trust_project_mcp": "trust a project's MCP servers", "trust_project_hooks": "trust a project's hooks"}
 PROJECT_MODES = ("default", "plan")
 """A project's file may only make the mode stricter than the default."""
 ENV_TEXT = {
@@ -109,6 +111,7 @@ def resolve(
     rules = Rules()
     config_files: tuple[Path, ...] = ()
     mcp_servers: tuple = ()
+    hooks: tuple = ()
     if files:
         user_path, project_path = user_config(user_dir), project_config(cwd)
         config_files = (user_path, project_path or cwd / ".mini-agent" / "config.toml")
@@ -122,6 +125,9 @@ def resolve(
         from mini_agent.mcp.servers import configured
 
         mcp_servers = configured(user_data, user_path, project_data, project_path, cwd)
+        from mini_agent.hooks.definitions import configured as configured_hooks
+
+        hooks = configured_hooks(user_data, user_path, project_data, project_path)
     _apply_env(layers, env)
     for name, value in (flags or {}).items():
         if value is not None:
@@ -137,6 +143,7 @@ def resolve(
         "config_files": config_files,
         "cwd": cwd,
         "mcp_servers": mcp_servers,
+        "hooks": hooks,
     }
     key_variable = layers.values.pop("api_key_variable", None)
     provider = layers.values.get("provider")
@@ -159,18 +166,19 @@ def resolve(
 def _apply_file(layers: _Layers, data: dict, path: Path, project: bool) -> None:
     # The provider first: its preset is the base that the file's own model or base_url refine.
     for name, value in sorted(data.items(), key=lambda item: item[0] != "provider"):
-        if name in ("permissions", "mcp_servers"):
+        if name in ("permissions", "mcp_servers", "hooks"):
             continue
         if name not in FILE_KEYS:
             known = ", ".join(sorted(FILE_KEYS))
             raise ConfigError(
-                f"Unknown setting {name!r} in {path}; the settings are: {known}, [permissions], [mcp_servers]."
+                f"Unknown setting {name!r} in {path}; the settings are: {known}, [permissions], [mcp_servers], "
+                "[[hooks.<Event>]]."
             )
         kind = FILE_KEYS[name]
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             raise ConfigError(f"{name} in {path} must be a {_type_name(kind)}, got {value!r}.")
         if project and name in USER_ONLY:
-            why = "trust a project's MCP servers" if name == "trust_project_mcp" else "choose where your key goes"
+            why = USER_ONLY_WHY.get(name, "choose where your key goes")
             layers.notices.append(f"Ignored {name} in {path}: only your own config can {why}.")
             continue
         if project and name == "permission_mode" and value not in PROJECT_MODES:

@@ -26,6 +26,8 @@ class MiniAgentError(Exception):
     """Base of every error meant to be shown to the human as one line."""
 
     exit_status = ExitStatus.ERROR
+    kind = "error"
+    """How a session file records a turn that ended with it (`turn_error` entries)."""
 
 
 class ConfigError(MiniAgentError):
@@ -37,15 +39,20 @@ class ConfigError(MiniAgentError):
 class ProviderError(MiniAgentError):
     """The model endpoint failed in a way retrying did not fix; the message names the endpoint."""
 
+    kind = "api"
+
 
 class ContextOverflow(ProviderError):
     """The endpoint said the prompt is longer than the model's context window."""
+
+    kind = "overflow"
 
 
 class StepLimitReached(MiniAgentError):
     """The turn used every step it was allowed."""
 
     exit_status = ExitStatus.STEP_LIMIT
+    kind = "step_limit"
 
     def __init__(self, max_steps: int) -> None:
         super().__init__(

@@ -89,6 +89,21 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class HookRan:
+    """A hook ran (shown with --trace): which, for what, how it ended and what that meant."""
+
+    event: str
+    hook: str
+    """The hook as its config writes it: event, matcher, command."""
+    subject: str | None
+    """The tool name or compaction trigger it ran for."""
+    exit_code: int | None
+    seconds: float
+    outcome: str
+    """"ok", "context" (its output was added), "blocked", or why it failed ("exit 1", "timed out after 60 s")."""
+
+
+@dataclass(frozen=True)
 class ContextInjected:
     """The context blocks of a turn were gathered and placed: the trace of what was added and why."""
 
@@ -149,6 +164,7 @@ Event = (
     | ToolDenied
     | HintChanged
     | Notice
+    | HookRan
     | ContextInjected
     | Compacted
     | SubAgentEvent

@@ -97,6 +97,10 @@ class Settings:
     """Start a project's MCP servers without asking (--trust-project-mcp, or the user's own config)."""
     mcp_timeout: float = 10.0
     """Seconds a one-shot run waits for its MCP servers before it goes on without the late ones."""
+    hooks: tuple = ()
+    """Hooks (`hooks.HookDef`) from [[hooks.<Event>]] tables of the config files, the user's first."""
+    trust_project_hooks: bool = False
+    """Run a project's hooks without asking (--trust-project-hooks, or the user's own config)."""
 
     @cached_property
     def secrets(self) -> list[str]:

@@ -17,10 +17,12 @@ from mini_agent.context.call_lines import call_line, interrupted_text
 from mini_agent.events import Emit, HintChanged, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.prompt import system_hint
+from mini_agent.safety.denials import hook_denial
 from mini_agent.safety.permissions import Deny
 from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
 
 if TYPE_CHECKING:
+    from mini_agent.hooks import Hooks
     from mini_agent.safety.gate import Gate
     from mini_agent.safety.secrets import SecretSet
     from mini_agent.session import Session
@@ -38,6 +40,7 @@ class ToolHost(Protocol):
     session: Session
     emit: Emit
     before_change: Callable[[], None] | None
+    hooks: Hooks
 
     def tool_ran(self, line: str, risk: str, written: Path | None) -> None:
         """A call finished: `line` for the recent-activity block; `risk` and the file it `written` tell which
@@ -52,6 +55,8 @@ class ToolCalls:
         self._pool: ThreadPoolExecutor | None = None
         self._results: dict[str, ToolResult] = {}
         self._network_failures: dict[str, int] = {}
+        self._hook_context: dict[str, str] = {}
+        """What PreToolUse hooks added for a call, to go after its result."""
 
     def forget(self) -> None:
         """A new conversation: no results pending, no failures counted."""
@@ -60,7 +65,7 @@ class ToolCalls:
 
     def run(self, calls: list[dict]) -> list[dict]:
         """Run every call of a reply; consecutive read-only calls run together. Results keep call order."""
-        self._results = {}
+        self._results, self._hook_context = {}, {}
         self.agent.ctx.cancelled.clear()
         batch: list[tuple[dict, Tool, dict]] = []
         for call in calls:
@@ -92,6 +97,13 @@ class ToolCalls:
         except ToolError as exc:
             self._settle(call, ToolResult(str(exc), is_error=True))
             return None
+        hooked = self.agent.hooks.before_tool(call["id"], tool.name, arguments)  # before anyone is asked
+        if hooked.blocked is not None:
+            self._settle(call, ToolResult(hooked.blocked, is_error=True))
+            self.agent.emit(ToolDenied(call["id"], call["name"], call.get("input"), hook_denial(hooked.blocked)))
+            return None
+        if hooked.context:
+            self._hook_context[call["id"]] = hooked.context
         verdict = self.agent.gate.authorise(tool, arguments)
         if isinstance(verdict, Deny):
             self._settle(call, ToolResult(verdict.message, is_error=True, shown=verdict.shown))
@@ -129,7 +141,7 @@ class ToolCalls:
         except KeyboardInterrupt as exc:
             self._interrupted([call], tool, started, getattr(exc, "output", ""))
             raise
-        self._results[call["id"]] = result
+        result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
         seconds = time.monotonic() - started
         self._after_tool(tool, arguments, result, seconds)
         self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
@@ -157,10 +169,16 @@ class ToolCalls:
                 self.agent.ctx.cancelled.set()
                 self._interrupted([item[0] for item in batch[index:]], tool, started, "")
                 raise
-            self._results[call["id"]] = result
+            result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
             seconds = time.monotonic() - started
             self._after_tool(tool, arguments, result, seconds)
             self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
+
+    def _with_hooks(self, call: dict, tool: Tool, arguments: dict, result: ToolResult) -> ToolResult:
+        """What PreToolUse hooks added and what PostToolUse hooks say follow the result, for the model."""
+        after = self.agent.hooks.after_tool(call["id"], tool.name, arguments, result.content, result.is_error)
+        added = [text for text in (self._hook_context.pop(call["id"], ""), after) if text]
+        return replace(result, content="\n\n".join([result.content, *added])) if added else result
 
     def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str) -> None:
         """Ctrl-C stopped these running calls: the model hears how long they ran and what they printed, not "Not

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -90,4 +92,15 @@ def scripted_agent(
         emit or (lambda event: None),
         confirm or (lambda request: Allow()),
         keeper=keeper,
+    )
+
+
+def start_cli(api, cwd: Path, *args: str, home: Path | None = None) -> subprocess.Popen:
+    """The installed command against the loopback model, as a process a test can signal (pipes for its output)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
+    if home is not None:
+        env["MINI_AGENT_HOME"] = str(home)
+    return subprocess.Popen(
+        [str(BIN), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

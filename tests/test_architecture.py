@@ -113,6 +113,16 @@ FORBIDDEN = {
     "mini_agent.commands.catalog": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
     "mini_agent.commands.files": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent"),
     "mini_agent.subagents": ("mini_agent.ui", "mini_agent.cli"),
+    "mini_agent.hooks": (
+        "mini_agent.ui",
+        "mini_agent.cli",
+        "mini_agent.agent",
+        "mini_agent.tool_calls",
+        "mini_agent.context",
+        "mini_agent.safety",
+        "mini_agent.tools",
+    ),
+    "mini_agent.trust": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent", "mini_agent.mcp", "mini_agent.hooks"),
     "mini_agent.events": ("mini_agent.ui", "mini_agent.cli", "mini_agent.agent", "mini_agent.compaction"),
 }
 

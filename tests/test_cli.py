@@ -11,7 +11,7 @@ import time
 
 import pytest
 from fake_api import answer, failure, tool_use
-from support import BIN, TEST_KEY, alive, process_running
+from support import BIN, TEST_KEY, alive, process_running, start_cli
 
 from mini_agent import __version__
 
@@ -309,16 +309,7 @@ def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):
 
 def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
     api.script(answer(tool_use("bash", {"command": "exec sleep 60.4242"})))  # in the sandbox: found by argv
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
-    process = subprocess.Popen(
-        [str(BIN), "-p", "sleep", "--yes"],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = start_cli(api, tmp_path, "-p", "sleep", "--yes")
     deadline = time.monotonic() + 30
     while (sleeper := process_running("sleep", "60.4242")) is None and time.monotonic() < deadline:
         time.sleep(0.05)

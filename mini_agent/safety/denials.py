@@ -12,14 +12,15 @@ from typing import Literal
 from mini_agent.safety.decisions import Ask, Deny
 from mini_agent.safety.refusals import allow_flag, mode_that_runs
 
-DenialKind = Literal["rule", "plan", "approval", "policy"]
+DenialKind = Literal["rule", "plan", "approval", "policy", "hook"]
 
 
 @dataclass(frozen=True)
 class Denial:
     kind: DenialKind
     """`rule`: a deny rule refused it; `plan`: plan mode is read-only; `approval`: it needed a yes that was not
-    given (nobody to ask, or the human said no); `policy`: refused outright (e.g. a URL scheme)."""
+    given (nobody to ask, or the human said no); `policy`: refused outright (e.g. a URL scheme); `hook`: a
+    PreToolUse hook blocked it."""
     reason: str
     allow: tuple[str, ...]
     """Flags or config rules that would let the call run next time; empty when nothing short of changing the
@@ -50,6 +51,11 @@ def denial(tool: str, refusal: Deny, asked: Ask | None, mode: str) -> Denial:
             "plan", "plan mode is read-only", (f"--permission-mode {mode_that_runs(tool)}",), None, refusal.message
         )
     return Denial("policy", refusal.message, (), None, refusal.message)
+
+
+def hook_denial(message: str) -> Denial:
+    """A PreToolUse hook blocked the call: only the hook (the user's own command) can let it through."""
+    return Denial("hook", "a PreToolUse hook blocked it", (), None, message)
 
 
 def allow_options(tool: str, asked: Ask) -> tuple[str, ...]:

@@ -139,6 +139,9 @@ class Delegation:
         # Never wider than the parent: the mode and rules as they are now, "always" answers included.
         child.gate.mode, child.gate.rules, child.gate.started = parent.gate.mode, parent.gate.rules, parent.gate.started
         child.before_change = parent.before_change  # its changes are undone with the parent's turn
+        if parent.hooks:  # its calls pass the same PreToolUse and PostToolUse hooks as the parent's
+            child.hooks = parent.hooks.for_tools()
+            child.hooks.emit = child.emit
         return child
 
     def _confirm(self, request: ApprovalRequest) -> Decision:

@@ -14,6 +14,7 @@ HIDDEN = {"api_key", "auth_token", "env_secrets", "rules", "config_files", "comp
 """Never printed as values (credentials), shown by `mini-agent permissions` instead, or flags of one run that no
 file or variable sets (--compact, --compact-focus, --trace)."""
 HIDDEN.add("mcp_servers")  # listed, header values masked, by `mini-agent mcp list`
+HIDDEN.add("hooks")  # listed below the settings, one line each
 UNSET = {
     "model": "(the first one the endpoint lists)",
     "context_window": f"(what the endpoint reports, else {DEFAULT_CONTEXT_WINDOW})",
@@ -32,11 +33,13 @@ def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
         rows.append((item.name, shown, resolved.sources.get(item.name, "default")))
     key = _key_row(resolved)
     files = [{"path": str(path), "exists": path.is_file()} for path in settings.config_files]
+    hooks = [{"hook": hook.summary(), "origin": hook.origin, "source": hook.source} for hook in settings.hooks]
     if as_json:
         record = {
             "settings": {name: {"value": value, "source": source} for name, value, source in rows},
             "key": key,
             "config_files": files,
+            "hooks": hooks,
             "notices": list(resolved.notices),
         }
         out.write(json.dumps(record, indent=2, default=str) + "\n")
@@ -49,6 +52,10 @@ def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
     out.write("\nConfig files:\n")
     for file in files:
         out.write(f"  {file['path']}{'' if file['exists'] else '  (not present)'}\n")
+    if hooks:
+        out.write("\nHooks:\n")
+    for hook in hooks:
+        out.write(f"  {hook['hook']}  ({hook['origin']}: {hook['source']})\n")
     for notice in resolved.notices:
         out.write(f"! {notice}\n")
 

@@ -18,6 +18,7 @@ from mini_agent.events import (
     ContextInjected,
     Event,
     HintChanged,
+    HookRan,
     Notice,
     ReplyDiscarded,
     SubAgentEvent,
@@ -183,6 +184,13 @@ class ReplRenderer:
                 if event.text
                 else f"{tool} works again"
             )
+        elif isinstance(event, HookRan) and self.trace:
+            from rich.text import Text
+
+            from mini_agent.ui.trace import format_hook
+
+            self._settle()
+            self.console.print(Text(self._plain(format_hook(event)), style="dim", overflow="fold"))
         elif isinstance(event, ContextInjected) and self.trace:
             from rich.text import Text
 

@@ -52,6 +52,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         servers = mcp_setup.prepare(settings, stdin is not None and stdin.isatty() and sys.stderr.isatty())
         if not interactive:
             servers.start()
+    hooks = None
+    if settings.hooks:
+        from mini_agent.ui import hooks_setup
+
+        hooks = hooks_setup.prepare(settings, stdin is not None and stdin.isatty() and sys.stderr.isatty())
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.ui.custom_commands import one_shot_prompt
 
@@ -69,6 +74,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.session import Session
     from mini_agent.tools import default_tools
     from mini_agent.tools.base import ToolContext
+    from mini_agent.ui.lifecycle import SessionLifecycle
+
+    sessions = SessionLifecycle(settings, resume, undo=interactive)
 
     def build(emit, confirm) -> Agent:
         from mini_agent.events import Notice
@@ -90,12 +98,12 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
             mcp_setup.attach(agent, servers)
             if not interactive:
                 mcp_setup.wait_for_servers(agent, servers, settings.mcp_timeout)
+        if hooks is not None:
+            hooks_setup.attach(agent, hooks, sessions)
         delegation.attach(agent)
         for problem in problems:
             emit(Notice(f"Agent definition not used: {problem}"))
         return agent
-
-    from mini_agent.ui.lifecycle import SessionLifecycle
 
     if interactive:
         from mini_agent.ui.interactive import run_interactive
@@ -103,12 +111,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
-        return run_interactive(build, settings, SessionLifecycle(settings, resume), warm_up)
+        return run_interactive(build, settings, sessions, warm_up)
     from mini_agent.ui.oneshot import run_once
 
     can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
     stdin_text = attachment.text if attachment else None
-    sessions = SessionLifecycle(settings, resume, undo=False)
     return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions)
 
 
@@ -124,6 +131,7 @@ def context_keeper(agent):
     settings = agent.settings
     gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
     compactor = Compactor(agent.provider, settings.compact_model or settings.model, settings.compact_focus)
+    compactor.before = lambda trigger, focus: agent.hooks.before_compaction(trigger, focus)  # hooks come later
     return ContextKeeper(
         ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.input_window, agent.overhead
     )

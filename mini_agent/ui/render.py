@@ -15,6 +15,7 @@ from mini_agent.events import (
     ContextInjected,
     Event,
     HintChanged,
+    HookRan,
     Notice,
     ReplyDiscarded,
     SubAgentEvent,
@@ -70,6 +71,11 @@ class ProgressRenderer:
 
                 for line in format_trace(event.trace):
                     self._line(line)
+        elif isinstance(event, HookRan):
+            if self.trace:
+                from mini_agent.ui.trace import format_hook
+
+                self._line(format_hook(event))
         elif isinstance(event, Compacted):
             from mini_agent.ui.trace import format_compaction
 
@@ -124,7 +130,7 @@ class StreamJsonRenderer:
         self.out.flush()
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ContextInjected) and not self.trace:
+        if isinstance(event, ContextInjected | HookRan) and not self.trace:
             return
         record = stream_record(event)
         if record is not None:
@@ -167,4 +173,7 @@ def stream_record(event: Event) -> dict | None:
         return {"type": "trace", **event.trace.to_dict()}
     if isinstance(event, Compacted):
         return {"type": "compaction", **event.report.to_dict()}
+    if isinstance(event, HookRan):
+        fields = ("event", "hook", "subject", "exit_code", "outcome")
+        return {"type": "hook", **{name: getattr(event, name) for name in fields}, "seconds": round(event.seconds, 3)}
     return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mini_agent.context.injection import TurnTrace
-from mini_agent.events import CompactionReport
+from mini_agent.events import CompactionReport, HookRan
 
 
 def format_trace(trace: TurnTrace) -> list[str]:
@@ -33,6 +33,12 @@ def format_compaction(report: CompactionReport) -> str:
     failed = f" ({report.error})" if report.error else ""
     sizes = f"{report.before:,} → {report.after:,} tokens"
     return f"Compacted the conversation ({report.trigger}): {sizes}; {done}{failed}."
+
+
+def format_hook(event: HookRan) -> str:
+    ended = f"exit {event.exit_code}, " if event.exit_code is not None else ""
+    subject = f" for {event.subject}" if event.subject else ""
+    return f"trace · hook {event.hook}{subject} → {event.outcome} ({ended}{event.seconds:.2f} s)"
 
 
 def _quote(text: str, limit: int = 200) -> str:
