@@ -26,15 +26,27 @@ def user_config(user_dir: Path) -> Path:
 
 
 def project_config(cwd: Path) -> Path | None:
-    """The nearest project config from the working directory up to the repository root (or home)."""
-    home = Path.home()
-    for directory in (cwd, *cwd.parents):
+    """The nearest project config from the working directory up to the repository root."""
+    for directory in project_dirs(cwd):
         candidate = directory / PROJECT_DIR / CONFIG_NAME
         if candidate.is_file():
             return candidate
-        if (directory / ".git").exists() or directory == home:
-            return None
     return None
+
+
+def project_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
+    """Where a project's files may be, nearest first: the working directory up to its repository's root. Outside
+    a repository only the working directory: a shared directory above (/tmp) must not lend settings, servers or
+    commands to whoever works below it. The home directory is the user's, never a project's."""
+    home = Path.home() if home is None else home
+    walk: list[Path] = []
+    for directory in (cwd, *cwd.parents):
+        if directory == home:
+            return walk[:1]
+        walk.append(directory)
+        if (directory / ".git").exists():
+            return walk
+    return walk[:1]
 
 
 def read_toml(path: Path) -> dict:

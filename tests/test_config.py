@@ -132,3 +132,29 @@ def test_a_run_uses_the_config_file(run_cli, api, tmp_path):
     assert done.returncode == 0, done.stderr
     request = api.message_requests[0]
     assert (request["model"], request["max_tokens"]) == ("model-from-config", 321)
+
+
+def test_a_project_is_the_working_directory_up_to_its_repository_root_and_no_further(tmp_path):
+    from mini_agent.config_files import project_config, project_dirs
+
+    home, shared = tmp_path / "home", tmp_path / "shared"
+    (shared / ".mini-agent").mkdir(parents=True)
+    (shared / ".mini-agent" / "config.toml").write_text('permission_mode = "plan"\n')
+    (shared / ".mcp.json").write_text('{"mcpServers": {"planted": {"command": "evil"}}}')
+    work = shared / "someone" / "work"
+    work.mkdir(parents=True)
+    # no repository: a shared directory above (think /tmp) lends nothing
+    assert project_dirs(work, home) == [work]
+    assert project_config(work) is None
+    env = {"MINI_AGENT_HOME": str(home)}
+    assert resolve(env, cwd=work).settings.mcp_servers == ()
+
+    (shared / ".git").mkdir()  # a repository: its root's files count for every directory in it
+    assert project_dirs(work, home) == [work, work.parent, shared]
+    assert project_config(work) == shared / ".mini-agent" / "config.toml"
+    assert [server.name for server in resolve(env, cwd=work).settings.mcp_servers] == ["planted"]
+
+    inside_home = home / "code"
+    inside_home.mkdir(parents=True)
+    assert project_dirs(home, home) == []  # the home directory is the user's, not a project's
+    assert project_dirs(inside_home, home) == [inside_home]

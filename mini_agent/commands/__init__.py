@@ -6,5 +6,6 @@
                 definitions in subagents/) and its body; allowed-tools as permission rules
     turn.py     a command's model and allowed-tools for the one turn it runs
 
-May import: errors, settings, safety.rules; turn.py also the agent it adjusts for a turn. Never ui/ or cli.
+May import: errors, settings, config_files (where a project is), safety.rules; turn.py also the agent it adjusts
+for a turn. Never ui/ or cli.
 """

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.commands.files import CommandFile, read_command
+from mini_agent.config_files import project_dirs
 
 PROJECT_DIRS = (".mini-agent/commands", ".claude/commands")
 ARGUMENTS_LABEL = "ARGUMENTS:"
@@ -76,16 +77,7 @@ def command_name(directory: Path, path: Path) -> str:
 
 def search_dirs(cwd: Path, user_dir: Path, home: Path) -> list[tuple[str, Path]]:
     """The command directories, highest precedence first, each with its scope (project or user)."""
-    walk: list[Path] = []
-    for directory in (cwd, *cwd.parents):
-        if directory == home:  # the home directory is the user's, not a project's
-            break
-        walk.append(directory)
-        if (directory / ".git").exists():
-            break
-    else:  # no repository: a shared directory above (/tmp) must not lend commands to whoever works below it
-        walk = [cwd] if cwd != home else []
-    found = [("project", directory / sub) for directory in walk for sub in PROJECT_DIRS]
+    found = [("project", directory / sub) for directory in project_dirs(cwd, home) for sub in PROJECT_DIRS]
     found.append(("user", user_dir / "commands"))
     found.append(("user", home / ".claude" / "commands"))
     return found

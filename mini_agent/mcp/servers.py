@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from mini_agent.config_files import project_dirs
 from mini_agent.errors import ConfigError
 
 Transport = Literal["stdio", "http", "sse"]
@@ -105,13 +106,10 @@ def servers_in_mcp_json(path: Path) -> dict[str, ServerDef]:
 
 
 def find_mcp_json(cwd: Path) -> Path | None:
-    """The nearest `.mcp.json` from the working directory up to the repository root (or home)."""
-    home = Path.home()
-    for directory in (cwd, *cwd.parents):
+    """The nearest `.mcp.json` from the working directory up to the repository root."""
+    for directory in project_dirs(cwd):
         if (directory / MCP_JSON).is_file():
             return directory / MCP_JSON
-        if (directory / ".git").exists() or directory == home:
-            return None
     return None
 
 
