@@ -43,8 +43,9 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "context_timeout": (int, float),
     "mcp_timeout": (int, float),
     "trust_project_mcp": bool,
+    "warm_start": bool,
 }
-USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp")
+USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp", "warm_start")
 """A project's file cannot send the user's key to another server."""
 PROJECT_MODES = ("default", "plan")
 """A project's file may only make the mode stricter than the default."""
@@ -170,7 +171,10 @@ def _apply_file(layers: _Layers, data: dict, path: Path, project: bool) -> None:
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
             raise ConfigError(f"{name} in {path} must be a {_type_name(kind)}, got {value!r}.")
         if project and name in USER_ONLY:
-            why = "trust a project's MCP servers" if name == "trust_project_mcp" else "choose where your key goes"
+            why = {
+                "trust_project_mcp": "trust a project's MCP servers",
+                "warm_start": "turn the warm server on or off (it is read before any project is)",
+            }.get(name, "choose where your key goes")
             layers.notices.append(f"Ignored {name} in {path}: only your own config can {why}.")
             continue
         if project and name == "permission_mode" and value not in PROJECT_MODES:
