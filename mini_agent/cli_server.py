@@ -11,7 +11,7 @@ from mini_agent.errors import ExitStatus
 
 def register(app: typer.Typer) -> None:
     server = typer.Typer(
-        help="The warm server that makes later invocations start fast: status, start, stop.",
+        help="The warm server (fast start-up): status, start, stop.",
         no_args_is_help=True,
     )
 
