@@ -71,6 +71,8 @@ def child_env(home: Path, **extra: str) -> dict[str, str]:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
     env.update({"HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    # The other measures are of the normal path: no warm server (benchmarks/_warm.py measures that one).
+    env["MINI_AGENT_NO_SERVER"] = "1"
     env.update(extra)
     return env
 

@@ -42,6 +42,7 @@ RUNS = {
     "sandbox": (5, 2),
     "faults": (50, 15),
     "mcp": (5, 2),
+    "warm": (7, 3),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -98,6 +99,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _faults.fault_rows(runs("faults"))
 
+    def warm() -> list[Row]:
+        import _warm
+
+        return _warm.warm_rows(runs("warm"))
+
     def mcp() -> list[Row]:
         import _mcp
 
@@ -120,6 +126,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "sandbox": sandbox,
         "faults": faults,
         "mcp": mcp,
+        "warm": warm,
     }
 
 

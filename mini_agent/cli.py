@@ -16,6 +16,7 @@ from mini_agent import __version__
 from mini_agent.cli_common import fail, settings_from
 from mini_agent.cli_inspect import register
 from mini_agent.cli_mcp import register as register_mcp
+from mini_agent.cli_server import register as register_server
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
 
@@ -181,6 +182,7 @@ def run(
 
 register(app)  # permissions, check-command, config, sandbox
 register_mcp(app)  # mcp list|add|remove
+register_server(app)  # server status|start|stop
 
 
 def _warn_bypass() -> None:

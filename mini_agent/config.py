@@ -44,10 +44,15 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "mcp_timeout": (int, float),
     "trust_project_mcp": bool,
     "trust_project_hooks": bool,
+    "warm_start": bool,
 }
-USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp", "trust_project_hooks")
+USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp", "trust_project_hooks", "warm_start")
 """A project's file cannot send the user's key to another server, nor trust its own commands."""
-USER_ONLY_WHY = {"trust_project_mcp": "trust a project's MCP servers", "trust_project_hooks": "trust a project's hooks"}
+USER_ONLY_WHY = {
+    "trust_project_mcp": "trust a project's MCP servers",
+    "trust_project_hooks": "trust a project's hooks",
+    "warm_start": "turn the warm server on or off (it is read before any project is)",
+}
 PROJECT_MODES = ("default", "plan")
 """A project's file may only make the mode stricter than the default."""
 ENV_TEXT = {

@@ -95,6 +95,9 @@ class Settings:
     """MCP servers (`mcp.servers.ServerDef`) from [mcp_servers] of the config files and the project's .mcp.json."""
     trust_project_mcp: bool = False
     """Start a project's MCP servers without asking (--trust-project-mcp, or the user's own config)."""
+    warm_start: bool = True
+    """Hand invocations to a warm server that has everything imported (`warm_start = false` in the user's config,
+    or MINI_AGENT_NO_SERVER=1, turns it off); read by mini_agent/entry.py before any of this is imported."""
     mcp_timeout: float = 10.0
     """Seconds a one-shot run waits for its MCP servers before it goes on without the late ones."""
     hooks: tuple = ()

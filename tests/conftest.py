@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -26,6 +28,21 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL"):
     os.environ.pop(variable, None)
 os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
+
+# No test may reach the user's warm server, or leave one behind: the command runs the normal way unless a test
+# opts in, and any server a test starts lives in this session's own runtime directory and is stopped at the end.
+os.environ["MINI_AGENT_NO_SERVER"] = "1"
+RUNTIME_DIR = tempfile.mkdtemp(prefix="ma-run-")
+os.environ["XDG_RUNTIME_DIR"] = RUNTIME_DIR
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_warm_server_survives():
+    yield
+    from warm_support import stop_servers_in
+
+    stop_servers_in(RUNTIME_DIR)
+    shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
 
 
 def require_loopback(url: str) -> str:
@@ -89,6 +106,7 @@ def run_cli(tmp_path):
                 "MINI_AGENT_MAX_RETRIES": "2",
                 "NO_COLOR": "1",
                 "MINI_AGENT_HOME": str(tmp_path / "mini-agent-home"),
+                "MINI_AGENT_NO_SERVER": "1",  # tests of the warm start opt in with env={"MINI_AGENT_NO_SERVER": ""}
             }
         )
         if api is not None:

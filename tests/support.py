@@ -99,6 +99,7 @@ def start_cli(api, cwd: Path, *args: str, home: Path | None = None) -> subproces
     """The installed command against the loopback model, as a process a test can signal (pipes for its output)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
+    env["MINI_AGENT_NO_SERVER"] = "1"  # the normal path; tests of the warm start say so
     if home is not None:
         env["MINI_AGENT_HOME"] = str(home)
     return subprocess.Popen(

@@ -373,6 +373,7 @@ def test_a_silent_socket_on_stdin_beside_p_is_given_up_on_within_a_second_and_sa
         ANTHROPIC_API_KEY=TEST_KEY,
         ANTHROPIC_MODEL="claude-test",
         MINI_AGENT_HOME=str(tmp_path / "home"),
+        MINI_AGENT_NO_SERVER="1",
     )
     started = time.monotonic()
     with keep, given:

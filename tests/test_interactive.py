@@ -22,6 +22,7 @@ def spawn(api, cwd, *args: str) -> pexpect.spawn:
         TERM="xterm",
         MINI_AGENT_RETRY_BASE_DELAY="0.01",
         MINI_AGENT_HOME=str(cwd / "mini-agent-home"),
+        MINI_AGENT_NO_SERVER="1",
     )
     return pexpect.spawn(
         str(BIN), list(args), cwd=str(cwd), env=env, dimensions=(40, 120), timeout=30, encoding="utf-8"

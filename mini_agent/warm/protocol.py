@@ -1,0 +1,87 @@
+"""The wire between the client and the server: length-prefixed `marshal` frames over a Unix stream socket.
+
+The first frame of an invocation carries the client's stdin, stdout and stderr as SCM_RIGHTS. `marshal` is
+built into the interpreter (no import cost) and both ends are the same user's processes of the same Python,
+which the server checks (SO_PEERCRED) before it reads a byte.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import socket
+import struct
+
+HEADER = 4
+MAX_FRAME = 16 * 1024 * 1024
+"""An environment is kilobytes; anything near this is not a client of ours."""
+
+
+def encode(message: dict) -> bytes:
+    body = marshal.dumps(message)
+    return len(body).to_bytes(HEADER, "big") + body
+
+
+def send(sock: socket.socket, message: dict, fds: list[int] | None = None) -> None:
+    data = encode(message)
+    if fds:
+        sent = socket.send_fds(sock, [data], fds)
+        data = data[sent:]
+    if data:
+        sock.sendall(data)
+
+
+class Reader:
+    """Frames from a stream socket, the file descriptors that came with them kept aside."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+        self.fds: list[int] = []
+
+    def read(self, with_fds: bool = False) -> dict | None:
+        """The next frame; None at end of stream (a frame cut short counts as the end)."""
+        while True:
+            message = self.take()
+            if message is not None:
+                return message
+            if with_fds:
+                chunk, fds, _flags, _address = socket.recv_fds(self.sock, 65536, 8)
+                self.fds.extend(fds)
+            else:
+                chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+    def take(self) -> dict | None:
+        """A whole frame already received, if any."""
+        if len(self.buffer) < HEADER:
+            return None
+        size = int.from_bytes(self.buffer[:HEADER], "big")
+        if size > MAX_FRAME:
+            raise ValueError("frame too large")
+        if len(self.buffer) < HEADER + size:
+            return None
+        body, self.buffer = self.buffer[HEADER : HEADER + size], self.buffer[HEADER + size :]
+        message = marshal.loads(body)
+        if not isinstance(message, dict):
+            raise ValueError("not a message")
+        return message
+
+    def close_fds(self) -> None:
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end (Linux SO_PEERCRED), None where the platform cannot say."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    return uid

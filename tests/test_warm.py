@@ -1,0 +1,312 @@
+"""The warm start, with real processes: the installed command, a real server in a private runtime directory,
+the loopback model. Whatever the path, an invocation gives the same output, exit code and session files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+from fake_api import answer, tool_use
+from support import BIN, TEST_KEY, alive, process_running
+from unprivileged import NOBODY
+from warm_support import command, private_runtime_dir, start, status, stop_servers_in, wait_for_server
+
+import mini_agent
+from mini_agent.warm.paths import socket_path
+
+
+@pytest.fixture
+def runtime(tmp_path):
+    directory = private_runtime_dir()
+    yield directory
+    stop_servers_in(directory)
+
+
+def environment(api, tmp_path: Path, runtime: Path, warm: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    env.update(
+        ANTHROPIC_BASE_URL=api.url if api else "http://127.0.0.1:9",
+        ANTHROPIC_API_KEY=TEST_KEY,
+        ANTHROPIC_MODEL="claude-test",
+        NO_COLOR="1",
+        TERM="xterm",
+        MINI_AGENT_RETRY_BASE_DELAY="0.01",
+        MINI_AGENT_MAX_RETRIES="2",
+        MINI_AGENT_HOME=str(tmp_path / "home"),
+        XDG_RUNTIME_DIR=str(runtime),
+        MINI_AGENT_SERVER_IDLE="120",
+    )
+    if not warm:
+        env["MINI_AGENT_NO_SERVER"] = "1"
+    return env
+
+
+def served(env: dict) -> int:
+    return int(status(env).get("invocations served", "0"))
+
+
+VARIABLE = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"), "<when>"),
+    (re.compile(r"Time: \d\d:\d\d"), "Time: <hh:mm>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d\b"), "<hh:mm:ss>"),
+    (re.compile(r"toolu_\d+"), "toolu_<n>"),  # the loopback model numbers its tool calls across the test
+    (re.compile(r'"(duration_ms|duration_api_ms)": ?\d+'), r'"\1": 0'),
+    (re.compile(r"\b[0-9a-f]{8}\b"), "<id>"),
+    (re.compile(r"\d+(\.\d+)? ?(ms|s)\b"), "<t>"),
+]
+
+
+def normal(text: str) -> str:
+    for pattern, replacement in VARIABLE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def sessions(home: Path) -> list[str]:
+    return [normal(path.read_text()) for path in sorted(home.rglob("sessions/**/*.jsonl"))]
+
+
+CASES = {
+    "text": (["-p", "say hi"], None),
+    "json": (["-p", "say hi", "--output-format", "json"], None),
+    "stream-json": (["-p", "say hi", "--output-format", "stream-json"], None),
+    "piped": ([], b"the task, from a pipe"),
+    "piped beside -p": (["-p", "review this"], b"some diff\n"),
+    "usage error": (["--output-format", "yaml", "-p", "x"], None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_warm_path_gives_what_the_normal_path_gives(api, tmp_path, runtime, case):
+    args, piped = CASES[case]
+    results = {}
+    for warm in (False, True):
+        home = tmp_path / ("warm" if warm else "cold")
+        env = environment(api, home, runtime, warm)
+        if warm:
+            start(env)
+        before = served(env) if warm else 0
+        if case != "usage error":
+            api.script(answer(tool_use("read_file", {"path": "notes.txt"})), answer("Hi: the notes say 42."))
+        (tmp_path / "notes.txt").write_text("42\n")
+        stdin = {"input": piped} if piped is not None else {"stdin": subprocess.DEVNULL}
+        done = command(args, env, cwd=tmp_path, **stdin)
+        if warm:
+            assert served(env) == before + 1  # it really went through the server
+        results[warm] = (done.returncode, normal(done.stdout.decode()), normal(done.stderr.decode()), sessions(home))
+    assert results[True] == results[False]
+    assert results[True][0] == (2 if case == "usage error" else 0)
+
+
+def test_ctrl_c_reaches_the_worker_and_its_command(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    api.script(answer(tool_use("bash", {"command": "exec sleep 60.5151"})))
+    child = subprocess.Popen(
+        [str(BIN), "-p", "wait", "--yes"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 30
+    while (sleeper := process_running("sleep", "60.5151")) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sleeper is not None
+    child.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C does to the client in the foreground
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err.decode()
+    assert "Interrupted" in err.decode()
+    assert not alive(sleeper)
+
+
+def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    target = tmp_path / "file.txt"
+    target.write_text("old line\n")
+    api.script(
+        answer(tool_use("read_file", {"path": "file.txt"})),
+        answer(tool_use("edit_file", {"path": "file.txt", "old_string": "old line", "new_string": "new line"})),
+        answer("Done."),
+    )
+    child = pexpect.spawn(
+        str(BIN), ["-p", "change it"], cwd=str(tmp_path), env=env, dimensions=(40, 120), timeout=30, encoding="utf-8"
+    )
+    child.expect("needs your approval")
+    child.expect(r"Allow\? \[y/n/e\]")
+    child.send("y")
+    child.expect("Done.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert target.read_text() == "new line\n"
+    assert served(env) == before + 1
+
+
+def test_a_changed_source_file_is_never_served_by_the_old_server(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    old = start(env)
+    source = Path(mini_agent.__file__).parent / "warm" / "__init__.py"
+    stamp = source.stat()
+    try:
+        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+        api.script(answer("Fresh."))
+        done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert (done.returncode, done.stdout) == (0, b"Fresh.\n")
+        deadline = time.monotonic() + 10
+        while alive(old) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(old)  # the outdated server left instead of serving
+        assert wait_for_server(env) != old  # and the run started a new one from the current code
+    finally:
+        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+
+
+def test_a_killed_server_falls_back_cleanly_and_is_replaced(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    old = start(env)
+    os.kill(old, signal.SIGKILL)
+    api.script(answer("Still works."))
+    done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"Still works.\n", b"")
+    assert wait_for_server(env) != old
+
+
+def test_no_server_is_started_or_used_when_turned_off(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=False)
+    api.script(answer("One."))
+    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).returncode == 0
+    env = environment(api, tmp_path, runtime, warm=True)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "config.toml").write_text("warm_start = false\n")
+    api.script(answer("Two."))
+    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).stdout == b"Two.\n"
+    time.sleep(4)  # a server started by a run waits up to 3 s for it before loading
+    assert status(env)["warm server"] == "not running"
+
+
+def test_server_status_and_stop(tmp_path, runtime):
+    env = environment(None, tmp_path, runtime, warm=True)
+    assert status(env)["warm server"] == "not running"
+    pid = start(env)
+    found = status(env)
+    assert found["warm server"].startswith("running") and int(found["pid"]) == pid
+    assert found["socket"].startswith(str(runtime)) and float(found["memory (RSS)"].split()[0]) > 10
+    done = command(["server", "stop"], env)
+    assert done.stdout.decode().strip() == f"warm server: stopped (pid {pid})"
+    assert not alive(pid) and status(env)["warm server"] == "not running"
+
+
+def test_a_runtime_directory_others_may_enter_means_no_warm_start(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    (runtime / "mini-agent").mkdir(mode=0o755)
+    (runtime / "mini-agent").chmod(0o755)
+    api.script(answer("Cold."))
+    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).stdout == b"Cold.\n"
+    assert "no private runtime directory" in status(env)["socket"]
+
+
+def _as_nobody(action) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            action()
+        finally:
+            os._exit(0)
+    return pid
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as another user")
+def test_a_socket_of_another_user_gets_nothing_from_the_client(api, tmp_path, runtime):
+    """Another user's server at our socket path (planted there) is refused: no environment, no descriptors."""
+    env = environment(api, tmp_path, runtime, warm=True)
+    shared = Path(f"/tmp/ma-shared-{os.getpid()}")
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    received = shared / "received"
+    ready = shared / "ready"
+
+    def listen() -> None:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(shared / "s.sock"))
+        server.listen(1)
+        ready.write_text("")
+        server.settimeout(20)
+        connection, _ = server.accept()
+        connection.settimeout(3)
+        data = b""
+        try:
+            while chunk := connection.recv(65536):
+                data += chunk
+        except OSError:
+            pass
+        received.write_bytes(data)
+
+    listener = _as_nobody(listen)
+    try:
+        while not ready.exists():
+            time.sleep(0.02)
+        (runtime / "mini-agent").mkdir(mode=0o700, exist_ok=True)
+        os.rename(shared / "s.sock", socket_path(str(runtime / "mini-agent")))
+        api.script(answer("Served here."))
+        done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert (done.returncode, done.stdout) == (0, b"Served here.\n")
+        os.waitpid(listener, 0)
+        assert received.read_bytes() == b""  # it connected, saw the uid, and sent not a byte
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as another user")
+def test_the_server_answers_no_other_user(tmp_path, runtime):
+    env = environment(None, tmp_path, runtime, warm=True)
+    pid = start(env)
+    path = socket_path(str(runtime / "mini-agent"))
+    os.chmod(runtime, 0o755)  # let `nobody` reach the socket: only the uid check is left to refuse it
+    os.chmod(runtime / "mini-agent", 0o755)
+    os.chmod(path, 0o777)
+    answer_file = Path(f"/tmp/ma-answer-{os.getpid()}")
+
+    def ask() -> None:
+        try:
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.settimeout(10)
+            client.connect(path)
+            client.sendall(b"\0\0\0\2{}")
+            answer_file.write_bytes(client.recv(1000) or b"EOF")
+        except ConnectionResetError:  # closed with our bytes unread: as silent as an end of stream
+            answer_file.write_bytes(b"EOF")
+        except OSError as exc:
+            answer_file.write_text(repr(exc))
+
+    try:
+        os.waitpid(_as_nobody(ask), 0)
+        assert answer_file.read_bytes() == b"EOF"
+        assert alive(pid)
+    finally:
+        os.chmod(runtime / "mini-agent", 0o700)
+        answer_file.unlink(missing_ok=True)
+
+
+def test_version_and_help_answer_without_typer_and_help_matches_typer(tmp_path, runtime):
+    env = environment(None, tmp_path, runtime, warm=True)
+    env["COLUMNS"] = "100"
+    assert command(["--version"], env).stdout == f"mini-agent {mini_agent.__version__}\n".encode()
+    typer_help = subprocess.run(
+        [str(BIN.parent / "python"), "-m", "mini_agent", "--help"], env=env, capture_output=True
+    ).stdout
+    first = command(["--help"], env)
+    cached = list((tmp_path / "home" / "cache").glob("help-*.txt"))
+    second = command(["--help"], env)
+    assert first.stdout == second.stdout == typer_help and len(cached) == 1
+    trace = command(["--help"], {**env, "PYTHONVERBOSE": "1"}).stderr.decode()
+    assert "import 'typer" not in trace and "import 'anthropic" not in trace
+    assert json.loads(json.dumps(status(env)))["warm server"] == "not running"  # neither started a server

@@ -1,0 +1,63 @@
+"""Helpers for tests of the warm start: a private runtime directory per test, the server in it, its status."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from support import BIN
+
+
+def private_runtime_dir() -> Path:
+    """Short (a socket path has ~100 bytes) and 0700, as $XDG_RUNTIME_DIR is."""
+    return Path(tempfile.mkdtemp(prefix="ma-rt-"))
+
+
+def command(args: list[str], env: dict, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN), *args], env=env, capture_output=True, timeout=90, **kwargs)
+
+
+def status(env: dict) -> dict[str, str]:
+    """`mini-agent server status` as a dict of its lines ("warm server", "pid", ...)."""
+    done = command(["server", "status"], env)
+    lines = [line.partition(": ") for line in done.stdout.decode().splitlines()]
+    return {key: value for key, _, value in lines}
+
+
+def start(env: dict) -> int:
+    done = command(["server", "start"], env)
+    assert done.returncode == 0, done.stderr.decode()
+    return int(done.stdout.decode().rsplit(" ", 1)[-1])
+
+
+def wait_for_server(env: dict, timeout: float = 60) -> int:
+    """The pid of the server once it answers (one started in the background by a normal run)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = status(env)
+        if found.get("warm server", "").startswith("running"):
+            return int(found["pid"])
+        time.sleep(0.2)
+    raise AssertionError("no warm server came up")
+
+
+def stop_servers_in(runtime_dir: str | Path) -> None:
+    """Stop every server whose socket is in `runtime_dir` (their pids from /proc: a socket says no pid)."""
+    marker = str(Path(runtime_dir))
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"mini_agent.warm.server" in cmdline and f"XDG_RUNTIME_DIR={marker}".encode() in environ:
+            try:
+                os.kill(int(entry.name), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
