@@ -31,6 +31,7 @@ RUNS = {
     "import": (9, 3),
     "oneshot": (9, 3),
     "step": (12, 6),
+    "first-steps": (7, 3),
     "read-file": (3, 1),
     "bash": (3, 1),
     "context": (30, 10),
@@ -58,6 +59,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         import _steps
 
         return _steps.step_overhead(runs("step"))
+
+    def first_steps() -> list[Row]:
+        import _first_steps
+
+        return _first_steps.first_steps(runs("first-steps"))
 
     def repl() -> list[Row]:
         import _repl
@@ -115,6 +121,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "import": lambda: _startup.import_row(runs("import")),
         "oneshot": lambda: _startup.one_shot(runs("oneshot")),
         "step": step,
+        "first-steps": first_steps,
         "read-file": lambda: _bigio.read_file_late(runs("read-file")),
         "bash": lambda: _bigio.bash_flood(runs("bash")),
         "context": context,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from mini_agent.context.call_lines import call_line, interrupted_text
 from mini_agent.events import Emit, HintChanged, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
+from mini_agent.preload import PRELOAD
 from mini_agent.prompt import system_hint
 from mini_agent.safety.denials import hook_denial
 from mini_agent.safety.permissions import Deny
@@ -65,6 +66,7 @@ class ToolCalls:
 
     def run(self, calls: list[dict]) -> list[dict]:
         """Run every call of a reply; consecutive read-only calls run together. Results keep call order."""
+        PRELOAD.wait_for_tools()  # started when the first request went out; loaded by now with a real model
         self._results, self._hook_context = {}, {}
         self.agent.ctx.cancelled.clear()
         batch: list[tuple[dict, Tool, dict]] = []

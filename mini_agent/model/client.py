@@ -50,6 +50,10 @@ class AnthropicProvider:
         self._discovery: Discovery | None = None
         self._warming: threading.Thread | None = None
         self._discovered = threading.Event()
+        self.on_sent: Callable[[], None] | None = None
+        """Called on the requesting thread once per model request, as it goes out (the SDK has built it): the
+        model's latency follows, idle time in which the caller may load what the reply will need (preload.py)."""
+        self._announced = threading.local()
 
     # ---- start-up ------------------------------------------------------------------------------------
 
@@ -103,7 +107,10 @@ class AnthropicProvider:
                 # Plain http loads no certificates (~50 ms of start-up CPU), and then follows no redirect to a
                 # host whose certificate nobody would check.
                 self._http_client = library.Client(
-                    verify=secure, follow_redirects=secure, timeout=self.settings.request_timeout
+                    verify=secure,
+                    follow_redirects=secure,
+                    timeout=self.settings.request_timeout,
+                    event_hooks={"request": [self._sent]},
                 )
             return self._http_client
 
@@ -185,15 +192,27 @@ class AnthropicProvider:
                 self._sleep(delay)
 
     def _stream(self, body: dict, emit: Emit) -> Reply:
+        self._announced.done = False
         stream = self.client().messages.create(**body, stream=True)
+        self._sent(None)  # an SDK on its own HTTP client: the answer has begun, the model's latency follows
         with stream:
             return self._read(stream.response, stream.raw_events, emit)
 
     def _create(self, body: dict, emit: Emit) -> Reply:
         import anthropic
 
+        self._announced.done = False
         raw = self.client().messages.with_raw_response.create(**body)
+        self._sent(None)
         return self._read(raw.http_response, anthropic.Stream.raw_events, emit)
+
+    def _sent(self, request: Any) -> None:
+        """`request`: the HTTP request about to go out (the shared client's hook), None after the SDK sent it."""
+        if request is not None and request.method != "POST":
+            return  # a lookup, not a model request
+        if self.on_sent is not None and not getattr(self._announced, "done", False):
+            self._announced.done = True
+            self.on_sent()
 
     def _read(self, response: Any, raw_events: Callable[[Any], Any], emit: Emit) -> Reply:
         """A reply from whatever the endpoint sent: events (asked for or not) or a JSON body (an error some

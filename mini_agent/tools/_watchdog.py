@@ -63,6 +63,15 @@ class Watchdog:
             # Groups told to a helper that died are not told again: their ids may belong to someone else by now,
             # and what they still run carries the token, which the new helper looks for.
 
+    def start(self) -> None:
+        """Start the helper ahead of the first command (see preload.py), so that command does not wait for it."""
+        with self._lock:
+            if self._pipe is None:
+                try:
+                    self._start()
+                except OSError:
+                    pass  # the first watched group tries again
+
     def _send(self, data: bytes) -> None:
         if self._pipe is None:
             self._start()

@@ -26,8 +26,10 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     interactive = prompt is None and stdin is not None and stdin.isatty()
     settings.require_credentials()
     from mini_agent.model import AnthropicProvider
+    from mini_agent.preload import PRELOAD
 
     provider = AnthropicProvider(settings)
+    provider.on_sent = PRELOAD.start  # what the first step needs loads during the first reply, not in the step
     if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
         settings = replace(settings, model=provider.endpoint_model())
         provider.settings = settings

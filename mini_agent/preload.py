@@ -1,0 +1,100 @@
+"""What a turn will need, loaded while the first request is in flight, so that no step pays for it.
+
+The shell classifier (its tables and the tree-sitter-bash grammar), the sandbox probe, bash's watchdog helper
+and the tokenizer each cost tens to hundreds of milliseconds the first time, and mostly hold the GIL.
+Loaded lazily, they landed in the first step's gap; loaded at start-up, they would compete with the SDK
+import the first request waits for. The model's latency is the idle time between the two: the provider calls
+`PRELOAD.start` once a request is out (see `AnthropicProvider.on_sent`), and the first tool call waits for the
+part it needs (`wait_for_tools`), which by then is loaded with any real model.
+
+Imports nothing at module level; each part imports what it loads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+TOOLS_WAIT = 10.0
+"""Seconds a tool call waits for the preload of what tools need; past that, it loads lazily as before."""
+
+
+def _shell() -> None:
+    from mini_agent.safety.shell.classify import classify  # noqa: F401  (the classifier and its tables)
+    from mini_agent.safety.shell.grammar import parser
+
+    parser().parse(b"true")  # builds the grammar, shared by every thread's parser
+
+
+def _watchdog() -> None:
+    from mini_agent.tools._watchdog import watchdog
+
+    watchdog().start()  # the helper that kills a command's processes with the agent: a Python process to start
+
+
+def _sandbox() -> None:
+    from mini_agent.safety.sandbox import mechanism
+
+    mechanism()  # probed once per process, cached
+
+
+def _tokenizer() -> None:
+    from mini_agent.context.tokens import TOKENIZER
+
+    TOKENIZER.wait()
+
+
+FOR_TOOLS: tuple[Callable[[], None], ...] = (_shell, _sandbox, _watchdog)
+"""What the built-in tools and the permission gate load on a first call; a tool call waits for these."""
+LATER: tuple[Callable[[], None], ...] = (_tokenizer,)
+"""What nothing waits for: counting falls back to an estimate until the tokenizer is in. web_fetch's httpx
+(~70 ms, with click and rich behind it) is left to its first call: most runs never fetch, and loading it made
+a short run's exit slower."""
+
+
+class Preload:
+    """One background load per process (modules are process-wide); starting again is a no-op."""
+
+    def __init__(self, for_tools=FOR_TOOLS, later=LATER) -> None:
+        self._for_tools, self._later = for_tools, later
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.tools_ready = threading.Event()
+        self.done = threading.Event()
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name="preload", daemon=True)
+        self._thread.start()
+
+    def wait_for_tools(self, timeout: float = TOOLS_WAIT) -> None:
+        """Wait for the tools' part if it is loading; never started (a test's bare agent), nothing to wait for."""
+        if self._thread is not None:
+            self.tools_ready.wait(timeout)
+
+    def _run(self) -> None:
+        try:
+            self._each(self._for_tools)
+        finally:
+            self.tools_ready.set()
+        try:
+            self._each(self._later)
+        finally:
+            self.done.set()
+
+    @staticmethod
+    def _each(parts: tuple[Callable[[], None], ...]) -> None:
+        for part in parts:
+            try:
+                part()
+            except Exception:  # a part that cannot load fails later where it is used, with its own message
+                pass
+
+
+PRELOAD = Preload()
