@@ -427,3 +427,23 @@ def test_cli_confines_as_the_agent_does_its_config_and_data_out_of_reach(layout)
     done = subprocess.run([BIN, "sandbox", "run", "--", "sh", "-c", "echo '[x]' >> agent-home/config.toml"],
                           cwd=layout["project"], env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode != 0 and (agent_home / "config.toml").read_text() == "[permissions]\n"
+
+
+def test_a_command_cannot_reach_or_plant_the_warm_servers_socket(forced, layout, tmp_path, monkeypatch):
+    from mini_agent.config import from_environment
+    from mini_agent.warm.paths import runtime_dir
+
+    if forced == "landlock":  # it can only grant: inside the writable /tmp it cannot take writing away (README)
+        pytest.skip("Landlock cannot protect a directory inside a writable one; tests' runtime dirs are in /tmp")
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    settings = from_environment({"MINI_AGENT_HOME": str(tmp_path / "agent-home")}, cwd=layout["project"])
+    conf = Confinement.for_agent("workspace-write", layout["project"], settings)
+    socket_dir = Path(runtime_dir())
+    assert socket_dir in conf.hidden_paths  # made before any command runs: none can make it first
+    (socket_dir / "planted-before").write_text("x")
+    # a listener planted there would receive the next invocation's environment (the key) and terminal
+    text, code = run(f"ls {socket_dir}; touch {socket_dir}/s.sock && echo planted", conf)
+    assert "planted" not in text.replace("planted-before", "") and "planted-before" not in text
+    assert not (socket_dir / "s.sock").exists()

@@ -4,5 +4,6 @@ sandbox commands run in.
 
 Nothing here is imported at start-up beyond what a decision needs; tree-sitter loads on the first command.
 
-May import: errors, settings, tools.base (a call's tool and paths). Never the agent, context/, ui/ or cli.
+May import: errors, settings, tools.base (a call's tool and paths), warm.paths (the warm server's directory, hidden
+from commands). Never the agent, context/, ui/ or cli.
 """

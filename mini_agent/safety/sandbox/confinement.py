@@ -52,13 +52,14 @@ class Confinement:
     @classmethod
     def for_agent(cls, level: Level, root: Path, settings: Settings, network: bool = False) -> Confinement:
         """What a session's commands get: its config files (and the user config dir) read-only, its data dir
-        (sessions, undo snapshots) hidden. The agent, `mini-agent sandbox` and `sandbox run` all use this."""
+        (sessions, undo snapshots) and the warm server's socket directory hidden. The agent, `mini-agent sandbox`
+        and `sandbox run` all use this."""
         return cls(
             level,
             root,
             network=network,
             read_only_paths=(*settings.config_files, settings.user_dir),
-            hidden_paths=(settings.data_dir,),
+            hidden_paths=(settings.data_dir, *_warm_socket_dir()),
         )
 
 
@@ -77,6 +78,15 @@ class Plan:
     """Existing paths inside a writable one that stay read-only."""
     hidden: tuple[Path, ...]
     """Existing paths the command may not read; each one is a file or a directory."""
+
+
+def _warm_socket_dir() -> tuple[Path, ...]:
+    """The warm server's directory, made now if missing: in /tmp, a command could otherwise plant a listener
+    there, and the next `mini-agent` would hand it the environment (the key) and the terminal."""
+    from mini_agent.warm.paths import runtime_dir
+
+    directory = runtime_dir()
+    return (Path(directory),) if directory else ()
 
 
 def real(path: Path | str) -> Path:
