@@ -370,6 +370,10 @@ def git(project: Path, *args: str) -> None:
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     monkeypatch.setattr("mini_agent.context.keeper.datetime", FrozenClock)
+    # Recent activity names each call's time and duration: two runs on a loaded machine differ there, not in
+    # what a resume rebuilds.
+    monkeypatch.setattr("mini_agent.tool_calls.datetime", FrozenClock)
+    monkeypatch.setattr("mini_agent.context.call_lines._seconds", lambda seconds: "0.0")
     TOKENIZER.wait()  # counts (in a compaction's report) must not depend on when tiktoken finished loading
     root = tmp_path / "project"
     root.mkdir()

@@ -17,10 +17,17 @@ import pytest
 from fake_api import answer, tool_use
 from support import BIN, TEST_KEY, alive, process_running
 from unprivileged import NOBODY
-from warm_support import command, private_runtime_dir, start, status, stop_servers_in, wait_for_server
+from warm_support import (
+    command,
+    installed,
+    private_runtime_dir,
+    start,
+    status,
+    stop_servers_in,
+    wait_for_server,
+)
 
 import mini_agent
-from mini_agent.warm.paths import socket_path
 
 
 @pytest.fixture
@@ -152,7 +159,7 @@ def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, 
 def test_a_changed_source_file_is_never_served_by_the_old_server(api, tmp_path, runtime):
     env = environment(api, tmp_path, runtime, warm=True)
     old = start(env)
-    source = Path(mini_agent.__file__).parent / "warm" / "__init__.py"
+    source = Path(installed("os.path.dirname(mini_agent.__file__)")) / "warm" / "__init__.py"
     stamp = source.stat()
     try:
         os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
@@ -255,7 +262,7 @@ def test_a_socket_of_another_user_gets_nothing_from_the_client(api, tmp_path, ru
         while not ready.exists():
             time.sleep(0.02)
         (runtime / "mini-agent").mkdir(mode=0o700, exist_ok=True)
-        os.rename(shared / "s.sock", socket_path(str(runtime / "mini-agent")))
+        os.rename(shared / "s.sock", installed(f"paths.socket_path({str(runtime / 'mini-agent')!r})"))
         api.script(answer("Served here."))
         done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
         assert (done.returncode, done.stdout) == (0, b"Served here.\n")
@@ -269,7 +276,7 @@ def test_a_socket_of_another_user_gets_nothing_from_the_client(api, tmp_path, ru
 def test_the_server_answers_no_other_user(tmp_path, runtime):
     env = environment(None, tmp_path, runtime, warm=True)
     pid = start(env)
-    path = socket_path(str(runtime / "mini-agent"))
+    path = installed(f"paths.socket_path({str(runtime / 'mini-agent')!r})")
     os.chmod(runtime, 0o755)  # let `nobody` reach the socket: only the uid check is left to refuse it
     os.chmod(runtime / "mini-agent", 0o755)
     os.chmod(path, 0o777)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -61,3 +62,14 @@ def stop_servers_in(runtime_dir: str | Path) -> None:
                 os.kill(int(entry.name), signal.SIGTERM)
             except ProcessLookupError:
                 pass
+
+
+def installed(expression: str) -> str:
+    """`expression` evaluated by the installed command's interpreter, away from the checkout: `python -m pytest`
+    puts the checkout first on sys.path, and in CI (a non-editable install) that is another copy, whose
+    installation key, socket name and files are not the ones the command uses."""
+
+    code = f"import mini_agent, mini_agent.warm.paths as paths, os; print({expression})"
+    with tempfile.TemporaryDirectory() as neutral:
+        done = subprocess.run([sys.executable, "-c", code], cwd=neutral, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
