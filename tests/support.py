@@ -105,3 +105,21 @@ def start_cli(api, cwd: Path, *args: str, home: Path | None = None) -> subproces
     return subprocess.Popen(
         [str(BIN), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
+
+
+def ctrl_c_while_running(process: subprocess.Popen, *argv: str) -> str:
+    """Wait until a process with exactly `argv` runs (a command the agent started), send the agent SIGINT, and
+    check that the run ends with 130 and the command is gone. The run's stderr."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + 30
+    while (running := process_running(*argv)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running is not None, f"{argv} never started"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    time.sleep(0.2)
+    assert not alive(running)
+    return err.decode()

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import time
 
 import pytest
 from fake_api import answer, failure, tool_use
-from support import BIN, TEST_KEY, alive, process_running, start_cli
+from support import BIN, TEST_KEY, ctrl_c_while_running, start_cli
 
 from mini_agent import __version__
 
@@ -310,16 +309,7 @@ def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):
 def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
     api.script(answer(tool_use("bash", {"command": "exec sleep 60.4242"})))  # in the sandbox: found by argv
     process = start_cli(api, tmp_path, "-p", "sleep", "--yes")
-    deadline = time.monotonic() + 30
-    while (sleeper := process_running("sleep", "60.4242")) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sleeper is not None
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=30)
-    assert process.returncode == 130, err
-    assert "Interrupted" in err.decode()
-    time.sleep(0.2)
-    assert not alive(sleeper)
+    assert "Interrupted" in ctrl_c_while_running(process, "sleep", "60.4242")
 
 
 def test_the_key_is_masked_in_tool_output(run_cli, api, tmp_path):

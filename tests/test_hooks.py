@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import signal
-import time
 from pathlib import Path
 
 from fake_api import answer, tool_use
-from support import TEST_KEY, alive, process_running, start_cli
+from support import TEST_KEY, ctrl_c_while_running, start_cli
 
 from mini_agent.errors import ConfigError
 
@@ -238,13 +236,5 @@ def test_ctrl_c_during_a_hook_stops_the_hook_and_the_run(api, tmp_path):
     user_config(tmp_path, hook("PreToolUse", "sleep 60.4343"))
     api.script(answer(tool_use("bash", {"command": "touch ran"})))
     process = start_cli(api, tmp_path, "-p", "go", "--yes", home=tmp_path / "mini-agent-home")
-    deadline = time.monotonic() + 30
-    while (sleeper := process_running("sleep", "60.4343")) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sleeper is not None
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=30)
-    assert process.returncode == 130, err
-    time.sleep(0.2)
-    assert not alive(sleeper)
+    ctrl_c_while_running(process, "sleep", "60.4343")
     assert not (tmp_path / "ran").exists()

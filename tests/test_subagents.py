@@ -248,22 +248,11 @@ def test_only_read_only_named_agents_run_side_by_side(api, settings_for, tmp_pat
 
 
 def test_a_real_ctrl_c_reaches_a_sub_agents_command(api, tmp_path):
-    import signal
-    import time
-
-    from support import alive, process_running, start_cli
+    from support import ctrl_c_while_running, start_cli
 
     api.script(
         answer(tool_use("task", {"description": "wait", "prompt": "sleep a while"}, id="t1")),
         answer(tool_use("bash", {"command": "exec sleep 60.5151"}, id="c1")),
     )
     process = start_cli(api, tmp_path, "-p", "delegate", "--yes", home=tmp_path / "home")
-    deadline = time.monotonic() + 30
-    while (sleeper := process_running("sleep", "60.5151")) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sleeper is not None
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=30)
-    assert process.returncode == 130, err
-    time.sleep(0.2)
-    assert not alive(sleeper)
+    ctrl_c_while_running(process, "sleep", "60.5151")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from fake_api import answer, tool_use
-from support import BIN, TEST_KEY, alive, process_running
+from support import BIN, TEST_KEY, alive, ctrl_c_while_running
 from unprivileged import NOBODY
 from warm_support import (
     command,
@@ -120,15 +120,8 @@ def test_ctrl_c_reaches_the_worker_and_its_command(api, tmp_path, runtime):
     child = subprocess.Popen(
         [str(BIN), "-p", "wait", "--yes"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 30
-    while (sleeper := process_running("sleep", "60.5151")) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sleeper is not None
-    child.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C does to the client in the foreground
-    out, err = child.communicate(timeout=30)
-    assert child.returncode == 130, err.decode()
-    assert "Interrupted" in err.decode()
-    assert not alive(sleeper)
+    # SIGINT to the client in the foreground, as a terminal's Ctrl-C does
+    assert "Interrupted" in ctrl_c_while_running(child, "sleep", "60.5151")
 
 
 def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, runtime):
