@@ -58,20 +58,18 @@ class Hooks:
         return child
 
     def before_tool(self, tool_use_id: str, name: str, tool_input: dict) -> ToolVerdict:
-        details = {"tool_name": name, "tool_input": _ported_input(name, tool_input, self.cwd)}
-        outcome = self._run("PreToolUse", name, {**details, "tool_use_id": tool_use_id})
+        outcome = self._run("PreToolUse", name, lambda: self._tool_details(tool_use_id, name, tool_input))
         if outcome.block is not None:
             return ToolVerdict(blocked=f"Blocked by a PreToolUse hook: {outcome.block}")
         return ToolVerdict(context=self._context("PreToolUse", outcome))
 
     def after_tool(self, tool_use_id: str, name: str, tool_input: dict, content: str, is_error: bool) -> str:
         """Text to add after the call's result: a block's reason (the call already ran) or added context."""
-        details = {
-            "tool_name": name,
-            "tool_input": _ported_input(name, tool_input, self.cwd),
-            "tool_use_id": tool_use_id,
-            "tool_response": {"content": content, "is_error": is_error},
-        }
+
+        def details() -> dict:
+            response = {"tool_response": {"content": content, "is_error": is_error}}
+            return {**self._tool_details(tool_use_id, name, tool_input), **response}
+
         outcome = self._run("PostToolUse", name, details)
         objection = f"A PostToolUse hook objected: {outcome.block}" if outcome.block is not None else ""
         said = "\n".join(part for part in (outcome.context, objection) if part)
@@ -80,7 +78,7 @@ class Hooks:
     def prompt_submitted(self, prompt: str) -> list[str]:
         """Context the hooks add to this turn; PromptBlocked when one stops the prompt."""
         self._stop_active = False
-        outcome = self._run("UserPromptSubmit", None, {"prompt": prompt})
+        outcome = self._run("UserPromptSubmit", None, lambda: {"prompt": prompt})
         if outcome.block is not None:
             raise PromptBlocked(f"A UserPromptSubmit hook stopped the prompt: {outcome.block}")
         context = self._context("UserPromptSubmit", outcome)
@@ -89,7 +87,7 @@ class Hooks:
     def stopping(self, last_message: str) -> str | None:
         """The model is done: a Stop hook may send it back to work, with its reason as the next user message."""
         details = {"stop_hook_active": self._stop_active, "last_assistant_message": last_message}
-        outcome = self._run("Stop", None, details)
+        outcome = self._run("Stop", None, lambda: details)
         if outcome.block is None:
             return None
         self._stop_active = True
@@ -98,13 +96,14 @@ class Hooks:
     def before_compaction(self, trigger: str, focus: str | None) -> tuple[str | None, str | None]:
         """(why not, or None to go on; the focus with what the hooks added). Only automatic ones can be blocked."""
         kind = "manual" if trigger == "manual" else "auto"
-        outcome = self._run("PreCompact", kind, {"trigger": kind, "custom_instructions": focus or ""})
+        outcome = self._run("PreCompact", kind, lambda: {"trigger": kind, "custom_instructions": focus or ""})
         if outcome.block is not None and kind == "auto":
             return f"a PreCompact hook blocked it: {outcome.block}", focus
         added = outcome.context
         return None, "\n".join(part for part in (focus, added) if part) or None
 
-    def _run(self, event: str, subject: str | None, details: dict) -> Outcome:
+    def _run(self, event: str, subject: str | None, details: Callable[[], dict]) -> Outcome:
+        """`details` builds the event's own fields, only when a hook matches: most calls of most sessions have none."""
         hooks = [hook for hook in self._hooks[event] if hook.matches(subject)]
         if not hooks:
             return Outcome()
@@ -115,11 +114,12 @@ class Hooks:
             "cwd": str(self.cwd),
             "permission_mode": self.mode(),
             "hook_event_name": event,
-            **details,
+            **details(),
         }
+        environment = self.environment() if self.environment else None
         block, contexts = None, []
         for hook in hooks:
-            run = run_hook(hook, payload, self.cwd, self.environment() if self.environment else None)
+            run = run_hook(hook, payload, self.cwd, environment)
             outcome = read_outcome(run)
             self.emit(HookRan(event, hook.summary(), subject, run.exit_code, run.seconds, outcome.label))
             if outcome.message:
@@ -130,6 +130,9 @@ class Hooks:
                 block = self.mask(outcome.block)
                 break  # a blocked call needs no further opinion
         return Outcome(block=block, context="\n".join(contexts))
+
+    def _tool_details(self, tool_use_id: str, name: str, tool_input: dict) -> dict:
+        return {"tool_name": name, "tool_input": _ported_input(name, tool_input, self.cwd), "tool_use_id": tool_use_id}
 
     def _context(self, event: str, outcome: Outcome) -> str:
         return system_hint("hook", outcome.context, event=event) if outcome.context else ""
