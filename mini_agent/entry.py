@@ -56,13 +56,10 @@ def warm_start_enabled() -> bool:
 
 def _config_allows() -> bool:
     # The user's config.toml is parsed only when it mentions the setting: tomllib costs more than the rest.
-    env = os.environ
-    if env.get("MINI_AGENT_HOME"):
-        directory = os.path.expanduser(env["MINI_AGENT_HOME"])
-    else:
-        directory = os.path.join(env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "mini-agent")
+    from mini_agent.locations import user_dir
+
     try:
-        with open(os.path.join(directory, "config.toml"), "rb") as file:
+        with open(os.path.join(user_dir(os.environ), "config.toml"), "rb") as file:
             data = file.read()
     except OSError:
         return True

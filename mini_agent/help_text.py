@@ -11,16 +11,10 @@ from __future__ import annotations
 import os
 
 from mini_agent import __version__
+from mini_agent.locations import cache_dir
 
 MAX_WIDTH = 80
 """click wraps help to the terminal's width, at most 80 columns."""
-
-
-def cache_dir(env: os._Environ | dict) -> str:
-    if env.get("MINI_AGENT_HOME"):
-        return os.path.join(os.path.expanduser(env["MINI_AGENT_HOME"]), "cache")
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "mini-agent")
 
 
 def _width(env) -> int:

@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from mini_agent import locations
 from mini_agent.errors import ConfigError
 from mini_agent.safety.rules import Rules
 
@@ -131,17 +132,11 @@ class Settings:
 
 
 def default_user_dir(env: Mapping[str, str]) -> Path:
-    if env.get("MINI_AGENT_HOME"):
-        return Path(env["MINI_AGENT_HOME"]).expanduser()
-    config = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(config) / "mini-agent"
+    return Path(locations.user_dir(env))
 
 
 def default_data_dir(env: Mapping[str, str]) -> Path:
-    if env.get("MINI_AGENT_HOME"):
-        return Path(env["MINI_AGENT_HOME"]).expanduser()
-    data = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data) / "mini-agent"
+    return Path(locations.data_dir(env))
 
 
 def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
