@@ -2,7 +2,8 @@
 
 `--version` and `--help` are answered here. Otherwise the invocation goes to the warm server when one is up
 (mini_agent/warm/), and runs here, the normal way, when none is or when anything about it is wrong; a run
-that found no server starts one in the background for the next invocation.
+that found no server starts one in the background for the next invocation. Either way the process ends as
+the interpreter would, less its teardown of every module (process_end.py).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def main() -> None:
 
         start_server(after=os.getpid())
     from mini_agent.cli import main as run_here
+    from mini_agent.process_end import run_and_exit
 
-    run_here()
+    run_and_exit(run_here)
 
 
 def warm_start_enabled() -> bool:

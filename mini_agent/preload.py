@@ -4,8 +4,10 @@ The shell classifier (its tables and the tree-sitter-bash grammar), the sandbox 
 and the tokenizer each cost tens to hundreds of milliseconds the first time, and mostly hold the GIL.
 Loaded lazily, they landed in the first step's gap; loaded at start-up, they would compete with the SDK
 import the first request waits for. The model's latency is the idle time between the two: the provider calls
-`PRELOAD.start` once a request is out (see `AnthropicProvider.on_sent`), and the first tool call waits for the
-part it needs (`wait_for_tools`), which by then is loaded with any real model.
+`PRELOAD.request_sent` as each request goes out (see `AnthropicProvider.on_sent`). The first request starts
+what tools need, and the first tool call waits for it (`wait_for_tools`), by then loaded with any real model;
+the second starts the rest, which only a run that goes on needs: a run that ends with its first reply never
+loads it, and its exit does not wait on a thread still loading.
 
 Imports nothing at module level; each part imports what it loads.
 """
@@ -47,9 +49,9 @@ def _tokenizer() -> None:
 FOR_TOOLS: tuple[Callable[[], None], ...] = (_shell, _sandbox, _watchdog)
 """What the built-in tools and the permission gate load on a first call; a tool call waits for these."""
 LATER: tuple[Callable[[], None], ...] = (_tokenizer,)
-"""What nothing waits for: counting falls back to an estimate until the tokenizer is in. web_fetch's httpx
-(~70 ms, with click and rich behind it) is left to its first call: most runs never fetch, and loading it made
-a short run's exit slower."""
+"""Loaded once a second request is out; nothing waits for it: counting falls back to an estimate until the
+tokenizer is in. web_fetch's httpx (~70 ms, with click and rich behind it) is left to its first call: most runs
+never fetch, and loading it made a short run's exit slower."""
 
 
 class Preload:
@@ -59,6 +61,7 @@ class Preload:
         self._for_tools, self._later = for_tools, later
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._later_wanted = threading.Event()
         self.tools_ready = threading.Event()
         self.done = threading.Event()
 
@@ -66,9 +69,11 @@ class Preload:
     def started(self) -> bool:
         return self._thread is not None
 
-    def start(self) -> None:
+    def request_sent(self) -> None:
+        """A model request went out: the first starts the tools' part, any later one the rest."""
         with self._lock:
             if self._thread is not None:
+                self._later_wanted.set()
                 return
             self._thread = threading.Thread(target=self._run, name="preload", daemon=True)
         self._thread.start()
@@ -83,6 +88,7 @@ class Preload:
             self._each(self._for_tools)
         finally:
             self.tools_ready.set()
+        self._later_wanted.wait()
         try:
             self._each(self._later)
         finally:

@@ -40,6 +40,7 @@ DRIVER = textwrap.dedent(
     try:
         cli.main()
     finally:
+        seen["end"] = sorted(sys.modules)
         with open(OUT, "w") as out:
             json.dump(seen, out)
     """
@@ -58,8 +59,9 @@ def _environment(tmp_path, api_url: str = "http://127.0.0.1:9") -> dict[str, str
     return env
 
 
-def test_the_first_tool_call_finds_what_it_needs_loaded_and_start_up_did_not_load_it(api, tmp_path):
-    api.script(answer(tool_use("bash", {"command": "true"})), answer("Done."))
+def _drive(api, tmp_path) -> dict:
+    """A `-p` run in a fresh interpreter: the modules loaded as the first request went out, at the first tool
+    call and at the end."""
     out = tmp_path / "seen.json"
     driver = DRIVER.replace("OUT", repr(str(out)))
     done = subprocess.run(
@@ -71,11 +73,22 @@ def test_the_first_tool_call_finds_what_it_needs_loaded_and_start_up_did_not_loa
         timeout=60,
     )
     assert done.returncode == 0, done.stderr.decode()
-    seen = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_the_first_tool_call_finds_what_it_needs_loaded_and_start_up_did_not_load_it(api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "true"})), answer("Done."))
+    seen = _drive(api, tmp_path)
     before, at_tool = set(seen["sent"]), set(seen["tool"])
     assert not before & set(STEP_MODULES), "loaded before the first request: it would delay that request"
     assert set(STEP_MODULES) <= at_tool
     assert seen["grammar_built"] is True
+
+
+def test_a_run_that_ends_with_its_first_reply_never_loads_the_tokenizer(api, tmp_path):
+    api.script(answer("Nothing to run."))
+    seen = _drive(api, tmp_path)
+    assert "tiktoken" not in seen["end"], "loading it would only slow the exit of a one-reply run"
 
 
 def test_commands_that_never_talk_to_a_model_load_none_of_it(tmp_path):
@@ -101,8 +114,21 @@ def test_a_part_that_fails_to_load_leaves_the_others_and_the_waiters_alone():
 
     preload = Preload(for_tools=(broken, lambda: ran.append("tools")), later=(lambda: ran.append("later"),))
     preload.wait_for_tools(timeout=0.0)  # never started: nothing to wait for
-    preload.start()
-    preload.start()  # once per process
+    preload.request_sent()
+    preload.request_sent()
+    preload.request_sent()  # one load per process, however many requests
     assert preload.done.wait(10)
     assert preload.tools_ready.is_set()
+    assert ran == ["tools", "later"]
+
+
+def test_the_rest_loads_only_once_a_second_request_is_out():
+    ran = []
+    preload = Preload(for_tools=(lambda: ran.append("tools"),), later=(lambda: ran.append("later"),))
+    preload.request_sent()
+    assert preload.tools_ready.wait(10)
+    assert not preload.done.wait(0.2), "a run that ends with its first reply must not load the rest"
+    assert ran == ["tools"]
+    preload.request_sent()
+    assert preload.done.wait(10)
     assert ran == ["tools", "later"]

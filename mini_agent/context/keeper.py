@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from mini_agent.compaction import Compactor
 from mini_agent.context.blocks import Ledger, TurnInput
 from mini_agent.context.injection import ContextEngine, TurnTrace
-from mini_agent.context.tokens import TOKENIZER, ConversationSize, count, count_messages
+from mini_agent.context.tokens import ConversationSize, count, count_messages
 from mini_agent.events import Compacted, CompactionReport, ContextInjected, Emit, Notice
 from mini_agent.model.usage import Usage
 from mini_agent.session import Session
@@ -97,9 +97,6 @@ class ContextKeeper:
         """`usage` None: the endpoint did not report it, and the size stays an estimate."""
         if usage is not None:
             self.size.observe(usage, len(session.messages))
-        # tiktoken takes ~150 ms of mostly GIL-bound work to load: started here, it overlaps the tools and the
-        # next request instead of start-up. Until it is ready, estimates count characters.
-        TOKENIZER.warm_up()
 
     def forget(self) -> None:
         """A new conversation (/clear): nothing sent before counts as sent, no size is anchored, no cache is kept."""

@@ -29,7 +29,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.preload import PRELOAD
 
     provider = AnthropicProvider(settings)
-    provider.on_sent = PRELOAD.start  # what the first step needs loads during the first reply, not in the step
+    provider.on_sent = PRELOAD.request_sent  # what the steps need loads during replies, not in the steps
     if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
         settings = replace(settings, model=provider.endpoint_model())
         provider.settings = settings

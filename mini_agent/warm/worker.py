@@ -5,14 +5,14 @@ SIGINT after an uncaught Ctrl-C)."""
 
 from __future__ import annotations
 
-import atexit
 import io
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable
 from typing import NoReturn
+
+from mini_agent.process_end import run_and_exit
 
 FRESH_HANDLERS = {signal.SIGINT: signal.default_int_handler, signal.SIGPIPE: signal.SIG_IGN}
 """What a new interpreter installs; every other signal starts at its default."""
@@ -75,46 +75,5 @@ def _fresh_state(env: dict[str, str]) -> None:
 
 def run(main: Callable[[], object]) -> NoReturn:
     """Run `main` to the end as the interpreter runs a script, then leave without returning into the server."""
-    status = 0
-    interrupted = False
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
-    try:
-        main()
-    except SystemExit as exc:
-        status = _exit_status(exc.code)
-    except KeyboardInterrupt:
-        sys.excepthook(*sys.exc_info())
-        interrupted = True
-    except BaseException:
-        sys.excepthook(*sys.exc_info())
-        status = 1
-    status = _finish(status)
-    if interrupted:  # as CPython does since 3.8: die of SIGINT, so a calling shell sees the interrupt
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-    os._exit(status)
-
-
-def _exit_status(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _finish(status: int) -> int:
-    """What the interpreter does on the way out: wait for non-daemon threads, atexit handlers, flush."""
-    try:
-        threading._shutdown()  # type: ignore[attr-defined]
-    except Exception:
-        pass
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            if stream is sys.stdout:
-                status = 120  # the interpreter's code when flushing stdout fails at exit
-    return status
+    run_and_exit(main)
