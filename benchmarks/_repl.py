@@ -56,6 +56,7 @@ def _times(env: dict[str, str], cwd: Path, args: list[str], runs: int) -> list[f
         child = pexpect.spawn(
             mini_agent_command(), args, env=env, cwd=str(cwd), dimensions=(40, 120), encoding="utf-8", timeout=20
         )
+        child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default; a terminal answers at once
         child.expect_exact(CURSOR_QUERY)  # asked just before the prompt is drawn; a real terminal answers it
         child.send("\x1b[1;1R")
         child.expect(PROMPT)
