@@ -1,11 +1,12 @@
 """mini-agent: a terminal code agent for Anthropic-compatible endpoints.
 
 The tree is the architecture. At the top sits the core: entry.py (the command's first steps: --version, --help
-from help_text.py, the warm server; locations.py says where the user's files are), cli.py (flags -> Settings, the
+from help_text.py, the warm server; locations.py says where the user's files are; process_end.py ends the
+process as the interpreter would, less its teardown), cli.py (flags -> Settings, the
 wiring; cli_common.py, cli_inspect.py, cli_mcp.py, cli_server.py), settings.py and config.py (+ config_files.py),
 errors.py, events.py (what the core emits), prompt.py (the three-segment system prompt), session.py, agent.py (the
-loop) with tool_calls.py (a reply's tool calls) and preload.py (what the first step needs, loaded while the first
-request is out), compaction.py, and trust.py (what the human trusted of a project). Beside it, each concern in
+loop) with tool_calls.py (a reply's tool calls) and preload.py (what the steps need, loaded while the requests
+are out), compaction.py, and trust.py (what the human trusted of a project). Beside it, each concern in
 its package:
 
     model/      talking to the model: the SDK client, replies, streams, faults, endpoints, usage and prices

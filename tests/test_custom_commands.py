@@ -3,7 +3,6 @@ may do (its model, its allowed-tools), against real files and the loopback model
 
 from __future__ import annotations
 
-import ast
 import os
 from pathlib import Path
 
@@ -178,17 +177,9 @@ def test_a_built_in_name_wins_and_the_file_is_warned_about_once(dirs):
 
 
 def test_the_repl_builtins_list_matches_the_repls_own_table():
-    source = Path(__file__).resolve().parent.parent / "mini_agent" / "ui" / "interactive.py"
-    added = [
-        node.args[0].value
-        for node in ast.walk(ast.parse(source.read_text()))
-        if isinstance(node, ast.Call)
-        and getattr(node.func, "attr", "") == "add"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and str(node.args[0].value).startswith("/")
-    ]
-    assert sorted(added) == sorted(REPL_BUILTINS)
+    from mini_agent.ui.repl_commands import builtin_commands
+
+    assert sorted(name for name, _ in builtin_commands(repl=None).names()) == sorted(REPL_BUILTINS)
 
 
 def test_files_are_read_again_only_when_they_change(dirs):

@@ -147,3 +147,27 @@ def test_each_request_is_set_apart_in_the_scrollback(api, tmp_path):
     child.expect("›")
     child.sendeof()
     assert finish(child) == 0
+
+
+def test_the_prompt_comes_before_the_agent_is_built_and_what_the_build_reports_waits_for_it(api, tmp_path):
+    agents = tmp_path / ".mini-agent" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "odd.md").write_text("---\ndescription: odd one\ntools: [read_file, no_such_tool]\n---\nBe odd.\n")
+    api.script(answer("Built and answering."))
+    child = spawn(api, tmp_path)
+    child.expect("›")
+    assert "no_such_tool" not in child.before, "the prompt waited for the agent's build"
+    # The build behind the prompt is over within this second; its notice must not be drawn over the prompt.
+    assert child.expect(["no_such_tool", pexpect.TIMEOUT], timeout=1.0) == 1
+    child.sendline("/mode")
+    child.expect("mode default")
+    shown_before = child.before
+    assert "no_such_tool" in shown_before, "held until the prompt returned, then shown before the command's output"
+    child.expect("›")
+    child.sendline("hello")
+    child.expect("Built and answering.")
+    child.expect("›")
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    names = [tool["name"] for tool in api.message_requests[0]["tools"]]
+    assert "read_file" in names and "task" in names

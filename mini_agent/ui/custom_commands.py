@@ -8,6 +8,7 @@ from typing import TextIO
 
 from mini_agent.commands.catalog import CommandFinder, Invocation
 from mini_agent.settings import Settings
+from mini_agent.ui.repl_commands import escape
 
 REPL_BUILTINS = (
     "/help",
@@ -71,7 +72,7 @@ def run_in_repl(repl, invocation: Invocation) -> None:
 
     command = invocation.command
     if command.model:
-        repl.console.print(f"[dim]{_escape(command.name)} uses the model {_escape(command.model)} for this turn[/]")
+        repl.console.print(f"[dim]{escape(command.name)} uses the model {escape(command.model)} for this turn[/]")
     try:
         with command_turn(repl.agent, invocation.command):
             repl.renderer.model = repl.agent.settings.model
@@ -99,9 +100,3 @@ def one_shot_prompt(prompt: str, settings: Settings, err: TextIO = sys.stderr) -
 
 def _usage(command) -> str:
     return f"{command.name} {command.argument_hint}".strip()
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

@@ -9,62 +9,95 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from mini_agent.agent import Agent
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted
-from mini_agent.settings import PERMISSION_MODES, Settings
-from mini_agent.ui.confirm import ask_on_terminal
-from mini_agent.ui.slash import SlashCommands
+from mini_agent.settings import Settings
+from mini_agent.ui.repl_commands import builtin_commands, escape, memory, unicode_console
 
-WARM_UP_DELAY = 0.1
-"""Seconds after the prompt starts before the SDK import begins: long enough for the first draw."""
-MODELS_SHOWN = 20
-"""Model ids `/model` prints before it says how many more the endpoint lists."""
+if TYPE_CHECKING:
+    from mini_agent.agent import Agent
+
+BEHIND_PROMPT_DELAY = 0.1
+"""Seconds after the prompt starts before the agent's build and then the SDK import begin: long enough for the
+first draw, which they would otherwise compete with for the interpreter."""
 
 
 class Repl:
     def __init__(self, build: Callable[..., Agent], settings: Settings, sessions) -> None:
         from rich.console import Console
 
+        from mini_agent.ui.agent_build import AgentBuild
         from mini_agent.ui.console import ReplRenderer
 
         self.settings, self.sessions = settings, sessions
         self.console = Console(highlight=False)
         self.renderer = ReplRenderer(self.console, settings.trace, model=settings.model)
-        ask = ask_on_terminal(sys.stderr)
 
-        def confirm(request):
-            with self.renderer.paused():  # no spinner over a question
-                return ask(request)
+        def build_agent(emit) -> Agent:
+            from mini_agent.ui.confirm import ask_on_terminal  # with the permission gate: part of the build
 
-        self.agent = build(self.renderer, confirm)
-        self.sessions.attach(self.agent)
+            ask = ask_on_terminal(sys.stderr)
+
+            def confirm(request):
+                with self.renderer.paused():  # no spinner over a question
+                    return ask(request)
+
+            agent = build(emit, confirm)
+            self.sessions.attach(agent)
+            return agent
+
+        self.sessions.open()  # a resumed session's notice goes with the first prompt, before the agent exists
+        self._build = AgentBuild(build_agent, self.renderer)
         from mini_agent.ui.repl_input import ModeSwitch
 
-        self.modes = ModeSwitch(lambda: self.agent.mode, self._set_mode)
-        self.modes.auto_confirmed = self.agent.mode == "auto"  # chosen at start (--yes): asked for already
-        self.commands = self._commands()
+        self.modes = ModeSwitch(lambda: self.mode, self._set_mode)
+        self.modes.auto_confirmed = settings.permission_mode == "auto"  # chosen at start (--yes): asked for already
+        self.commands = builtin_commands(self)
         from mini_agent.ui.custom_commands import CustomCommands, finder_for
 
         self.custom = CustomCommands(finder_for(settings, (name for name, _ in self.commands.names())))
         self._spaced_above = False
         """Whether the last output ended with a blank line (a turn's does; the banner and commands' do not)."""
 
+    @property
+    def agent(self) -> Agent:
+        """Built behind the first prompt (agent_build.py); the first use outside the prompt waits for it."""
+        return self._build.agent()
+
+    @property
+    def mode(self) -> str:
+        agent = self._build.ready
+        return agent.mode if agent is not None else self.settings.permission_mode
+
     # ---- the loop -------------------------------------------------------------------------------------------
 
     def run(self, warm_up: Callable[[], None] | None = None) -> ExitStatus:
         from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
 
-        completer = ReplCompleter(lambda: self.commands.names() + self.custom.names(), lambda: self.agent.ctx.cwd)
+        completer = ReplCompleter(lambda: self.commands.names() + self.custom.names(), self._cwd)
         session = prompt_session(self.settings.data_dir / "history", completer, key_bindings(self.modes))
         self._banner()
-        pending = [warm_up] if warm_up else []
+        behind: list[threading.Timer] = []
+
+        def build_then_warm_up() -> None:
+            self._build.wait()
+            if warm_up is not None:
+                warm_up()
 
         def after_first_draw() -> None:
-            if pending:
-                threading.Timer(WARM_UP_DELAY, pending.pop()).start()
+            if not behind:
+                behind.append(threading.Timer(BEHIND_PROMPT_DELAY, build_then_warm_up))
+                behind[0].start()
 
+        try:
+            return self._loop(session, after_first_draw)
+        finally:
+            if behind:
+                behind[0].cancel()  # not started yet: nothing to build for a session that is over
+            self._build.finish()
+
+    def _loop(self, session, after_first_draw: Callable[[], None]) -> ExitStatus:
         while True:
             try:
                 line = session.prompt(self._prompt, pre_run=after_first_draw)
@@ -72,6 +105,7 @@ class Repl:
                 continue
             except EOFError:
                 return ExitStatus.SUCCESS
+            self._build.show_held()
             if not line.strip():
                 continue
             self._echo(line)
@@ -86,10 +120,14 @@ class Repl:
                 self._turn(line)
                 self._spaced_above = True
 
+    def _cwd(self) -> str:
+        agent = self._build.ready  # asked for inside the prompt (completing an @path): never waits
+        return agent.ctx.cwd if agent is not None else self.settings.cwd
+
     def _prompt(self):
         from prompt_toolkit.formatted_text import HTML
 
-        mode = self.agent.mode
+        mode = self.mode
         if self.modes.asking:
             return HTML(
                 "<ansiyellow>Switch to auto? Edits and commands run without asking (destructive ones and secrets "
@@ -101,18 +139,17 @@ class Repl:
     def _banner(self) -> None:
         resumed = self.sessions.notice
         self.console.print(
-            f"[bold]mini-agent[/] · {self.agent.settings.model} · mode {self.agent.mode} · "
-            "/help for commands · Ctrl-D to exit"
+            f"[bold]mini-agent[/] · {self.settings.model} · mode {self.mode} · /help for commands · Ctrl-D to exit"
         )
         if resumed:
-            self.console.print(f"[dim]{_escape(resumed)}[/]")
+            self.console.print(f"[dim]{escape(resumed)}[/]")
 
     def _echo(self, line: str) -> None:
         """What the user sent, back in the scrollback in bold behind a cyan marker, a blank line above it (after
         the banner, a command's output) and below it, so each request stands out from the answers around it."""
         from rich.text import Text
 
-        marker = "›" if _unicode(self.console) else ">"
+        marker = "›" if unicode_console(self.console) else ">"
         if not self._spaced_above:
             self.console.print()
         shown = Text.assemble((f"{marker} ", "bold cyan"), (line.rstrip("\n").replace("\n", "\n  "), "bold"))
@@ -120,27 +157,30 @@ class Repl:
         self.console.print()
 
     def _turn(self, line: str) -> None:
+        agent = self.agent  # built, and its session attached (undo included), before the turn begins
         self.sessions.undo.begin_turn()
         result = None
         try:
             with self.renderer.turn():
-                result = self.agent.run_turn(line)
+                result = agent.run_turn(line)
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
             # No "mini-agent:" prefix here: in the session it is plain whose words these are, and the advice
             # the error carries (/clear, a bigger window) is for this very prompt.
-            self.console.print(f"[red]{_escape(self.settings.secret_set.mask(str(exc)))}[/]")
+            self.console.print(f"[red]{escape(self.settings.secret_set.mask(str(exc)))}[/]")
         finally:
             warning = self.sessions.after_turn()
             if warning:
-                self.console.print(f"[yellow]! {_escape(warning)}[/]")
+                self.console.print(f"[yellow]! {escape(warning)}[/]")
         if result is not None:
-            self.renderer.turn_finished(result, self.agent.session, self.agent.window(), self.agent.overhead())
+            self.renderer.turn_finished(result, agent.session, agent.window(), agent.overhead())
         self.console.print()
 
     def _set_mode(self, mode: str) -> None:
-        self.agent.mode = mode
+        agent = self._build.wait()  # Shift+Tab inside the prompt: waits for a build under way, shows nothing
+        if agent is not None:
+            agent.mode = mode
 
     # ---- slash commands -------------------------------------------------------------------------------------
 
@@ -150,69 +190,25 @@ class Repl:
             return False
         if command is None:
             hint = f" Did you mean {suggestion}?" if suggestion else ""
-            self.console.print(f"[yellow]Unknown command {_escape(line.split()[0])}.{hint} /help lists them.[/]")
+            self.console.print(f"[yellow]Unknown command {escape(line.split()[0])}.{hint} /help lists them.[/]")
             return False
         try:
             return bool(command.run(argument))
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:
-            self.console.print(f"[red]mini-agent: {_escape(self.settings.secret_set.mask(str(exc)))}[/]")
+            self.console.print(f"[red]mini-agent: {escape(self.settings.secret_set.mask(str(exc)))}[/]")
         return False
-
-    def _commands(self) -> SlashCommands:
-        commands = SlashCommands()
-        commands.add("/help", "/help", "list the commands and keys", self._help)
-        commands.add("/clear", "/clear", "start a new conversation", self._clear)
-        commands.add("/compact", "/compact [focus]", "compact the conversation now", self._compact)
-        commands.add("/context", "/context", "tokens by part of the context window", self._context)
-        commands.add("/memory", "/memory [add NOTE]", "show the user memory file, or add a note to it", self._memory)
-        commands.add("/cost", "/cost", "tokens and money spent in this session", self._cost)
-        commands.add("/model", "/model [name]", "show or switch the model", self._model)
-        commands.add("/mode", "/mode [name]", "show or set the permission mode (Shift+Tab cycles)", self._mode)
-        commands.add("/trace", "/trace on|off", "show what context each turn adds", self._trace)
-        commands.add("/undo", "/undo", "restore the files the last turn changed", self._undo)
-        commands.add("/resume", "/resume [id]", "continue an earlier session of this directory", self._resume)
-        commands.add("/mcp", "/mcp", "MCP servers: status, tools, errors", self._mcp)
-        commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
-        return commands
 
     def _custom_command(self, line: str) -> bool:
         from mini_agent.ui.custom_commands import run_in_repl
 
         invocation, warnings = self.custom.find(line)
         for warning in warnings:
-            self.console.print(f"[yellow]! {_escape(warning)}[/]")
+            self.console.print(f"[yellow]! {escape(warning)}[/]")
         if invocation is not None:
             run_in_repl(self, invocation)
         return invocation is not None
-
-    def _help(self, argument: str) -> None:
-        for line in self.commands.help_lines():
-            self.console.print(_escape(line), highlight=False)
-        custom, warnings = self.custom.help_lines()
-        for line in custom:
-            self.console.print(_escape(line), highlight=False)
-        for warning in warnings:
-            self.console.print(f"[yellow]! {_escape(warning)}[/]")
-        self.console.print(
-            "[dim]Enter sends · Alt+Enter or Esc Enter: new line · Tab completes /commands and @paths · "
-            "Shift+Tab cycles the mode · Ctrl-C clears or interrupts · Ctrl-D exits[/]"
-        )
-
-    def _clear(self, argument: str) -> None:
-        self.sessions.start_new(self.agent)
-        self.console.print("[dim]New conversation.[/]")
-
-    def _compact(self, argument: str) -> None:
-        with self.renderer.turn():
-            self.agent.keeper.compact_now(self.agent.session, self.agent.emit, argument or None)
-
-    def _context(self, argument: str) -> None:
-        from mini_agent.ui.context_view import context_lines
-
-        for line in context_lines(self.agent, ascii_only=not _unicode(self.console)):
-            self.console.print(_escape(line), highlight=False)
 
     def _remembered(self, line: str) -> bool:
         """ "remember ..." / "记住 ..." saves a note instead of starting a turn (as Claude Code's `#` does): the
@@ -222,67 +218,8 @@ class Repl:
         note = note_from_prompt(line)
         if note is None:
             return False
-        self._memory(f"add {note}")
+        memory(self, f"add {note}")
         return True
-
-    def _memory(self, argument: str) -> None:
-        from mini_agent.ui.memory_view import memory_command
-
-        memory_command(self.agent, self.console, argument)
-
-    def _cost(self, argument: str) -> None:
-        from mini_agent.ui.context_view import cost_lines
-
-        for line in cost_lines(self.agent.settings.model, self.agent.session.usage):
-            self.console.print(_escape(line), highlight=False)
-
-    def _model(self, argument: str) -> None:
-        """`/model`: the model in use and those the endpoint lists; `/model NAME` switches, warning on a name the
-        endpoint does not list (it may still know it: some list only a few)."""
-        listed = self.agent.provider.list_models()
-        if argument:
-            if listed and argument not in listed:
-                self.console.print(
-                    f"[yellow]{_escape(argument)} is not among the models {_escape(self.settings.base_url)} lists; "
-                    "using it anyway (see /model for the list).[/]"
-                )
-            self.agent.settings = replace(self.agent.settings, model=argument)
-            self.renderer.model = argument
-        self.console.print(f"model {_escape(self.agent.settings.model)}")
-        if listed and not argument:
-            more = f", … ({len(listed)} in all)" if len(listed) > MODELS_SHOWN else ""
-            shown = ", ".join(listed[:MODELS_SHOWN]) + more
-            self.console.print(_escape(f"the endpoint lists: {shown}"), highlight=False)
-
-    def _mode(self, argument: str) -> None:
-        if argument:
-            if argument not in PERMISSION_MODES:
-                self.console.print(f"[yellow]Unknown mode {_escape(argument)}; use {', '.join(PERMISSION_MODES)}.[/]")
-                return
-            self.agent.mode = argument
-        self.console.print(f"mode {self.agent.mode}")
-
-    def _trace(self, argument: str) -> None:
-        if argument in ("on", "off"):
-            self.renderer.trace = argument == "on"
-        elif not argument:
-            self.renderer.trace = not self.renderer.trace
-        self.console.print(f"[dim]trace {'on' if self.renderer.trace else 'off'}[/]")
-
-    def _mcp(self, argument: str) -> None:
-        from mini_agent.ui.mcp_view import status_lines
-
-        for line in status_lines(self.agent.mcp):
-            self.console.print(_escape(line), highlight=False)
-
-    def _undo(self, argument: str) -> None:
-        for line in self.sessions.undo_last(self.agent):
-            self.console.print(_escape(line), highlight=False)
-
-    def _resume(self, argument: str) -> None:
-        message = self.sessions.resume(self.agent, argument or None, self.console)
-        if message:
-            self.console.print(f"[dim]{_escape(message)}[/]")
 
 
 def run_interactive(
@@ -293,13 +230,3 @@ def run_interactive(
         return Repl(build, settings, sessions).run(warm_up)
     finally:
         sessions.close()
-
-
-def _unicode(console) -> bool:
-    return (console.encoding or "").lower().replace("-", "").startswith("utf")
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

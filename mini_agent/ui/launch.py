@@ -8,10 +8,14 @@ import sys
 import threading
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from mini_agent.context.attach import Attachment, read_limited, stdin_attachment
 from mini_agent.errors import ConfigError, ExitStatus
 from mini_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from mini_agent.agent import Agent
 
 STDIN_FIRST_BYTE_WAIT = 5.0
 """Seconds a pipe's producer gets to send its first byte (it may be a slow command) beside `-p`."""
@@ -71,18 +75,19 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
             threading.Thread(target=_probe_sandbox, name="sandbox-probe", daemon=True).start()
 
-    from mini_agent.agent import Agent
-    from mini_agent.prompt import static_prompt
-    from mini_agent.session import Session
-    from mini_agent.tools import default_tools
-    from mini_agent.tools.base import ToolContext
     from mini_agent.ui.lifecycle import SessionLifecycle
 
     sessions = SessionLifecycle(settings, resume, undo=interactive)
 
     def build(emit, confirm) -> Agent:
+        # Imported here: the REPL builds its agent behind the first prompt, which must not wait for these.
+        from mini_agent.agent import Agent
         from mini_agent.events import Notice
+        from mini_agent.prompt import static_prompt
+        from mini_agent.session import Session
         from mini_agent.subagents.delegation import with_subagents
+        from mini_agent.tools import default_tools
+        from mini_agent.tools.base import ToolContext
 
         registry, delegation, problems = with_subagents(default_tools(), settings)
         agent = Agent(

@@ -30,6 +30,9 @@ class SessionLifecycle:
         self.notice: str | None = None
         self.undo = _NoUndo()
         self._warned = False
+        self._opened = False
+        self._loaded = None
+        """The session `open` read for --continue / --resume, until `attach` gives it to the agent."""
 
     @property
     def session_id(self) -> str:
@@ -38,15 +41,25 @@ class SessionLifecycle:
 
     # ---- start, switch, stop --------------------------------------------------------------------------------
 
-    def attach(self, agent) -> None:
-        """Give the agent its session: the one asked for with --continue / --resume, or a new file."""
-        checkpoints: list = []
+    def open(self) -> None:
+        """Read the session asked for with --continue / --resume, and say which it is (`notice`). Needs no agent:
+        the REPL shows the notice with its first prompt while the agent is still being built."""
+        if self._opened:
+            return
+        self._opened = True
         if self.resume_target is not None:
             info = self.store.latest(self.settings.cwd) if self.resume_target == "" else self.resume_target
             if info is None:
                 self.notice = "No earlier session in this directory: starting a new one."
             else:
-                checkpoints = self._resume(agent, info)
+                self._loaded = self._load(info)
+
+    def attach(self, agent) -> None:
+        """Give the agent its session: the one asked for with --continue / --resume, or a new file."""
+        self.open()
+        checkpoints: list = []
+        if self._loaded is not None:
+            checkpoints, self._loaded = self._bind(agent, self._loaded), None
         if self.writer is None:
             self._new_file(agent)
         self._start_undo(agent, checkpoints)
@@ -70,7 +83,7 @@ class SessionLifecycle:
             return "Continue one with /resume <number or id>."
         target = sessions[int(wanted) - 1] if wanted.isdigit() and 0 < int(wanted) <= len(sessions) else wanted
         self.close()
-        checkpoints = self._resume(agent, target)
+        checkpoints = self._bind(agent, self._load(target))
         self._start_undo(agent, checkpoints)
         return self.notice
 
@@ -119,13 +132,12 @@ class SessionLifecycle:
 
     # ---- internals ------------------------------------------------------------------------------------------
 
-    def _resume(self, agent, target) -> list:
-        from mini_agent.sessions import resume_into
+    def _load(self, target):
+        """Read a session and reopen its file for appending; the notice says which it is and how it ended."""
         from mini_agent.sessions.recap import last_exchanges, recap_lines
 
         loaded = self.store.load(target, self.settings.cwd)
         self.writer = self.store.reopen(loaded)
-        resume_into(agent, loaded, self.writer)
         info = loaded.info
         self.notice = (
             f"Continuing session {info.id} from {info.modified:%Y-%m-%d %H:%M} "
@@ -136,6 +148,13 @@ class SessionLifecycle:
             self.notice += "\n" + "\n".join(recap)
         if loaded.damaged:
             self.notice += f"\nThe session file was damaged: {loaded.damaged}"
+        return loaded
+
+    def _bind(self, agent, loaded) -> list:
+        """The agent continues a loaded session; the undo checkpoints its log describes."""
+        from mini_agent.sessions import resume_into
+
+        resume_into(agent, loaded, self.writer)
         return checkpoints_in(loaded.entries)
 
     def _new_file(self, agent) -> None:

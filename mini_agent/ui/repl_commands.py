@@ -1,0 +1,143 @@
+"""The REPL's own slash commands (/help, /clear, /compact, ... /exit), each a function of the REPL it runs in."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+from mini_agent.settings import PERMISSION_MODES
+from mini_agent.ui.slash import SlashCommands
+
+MODELS_SHOWN = 20
+"""Model ids `/model` prints before it says how many more the endpoint lists."""
+
+
+def builtin_commands(repl) -> SlashCommands:
+    """The REPL's own commands, each run on `repl` (the interactive.Repl they belong to)."""
+    commands = SlashCommands()
+    for name, usage, summary, handler in (
+        ("/help", "/help", "list the commands and keys", _help),
+        ("/clear", "/clear", "start a new conversation", _clear),
+        ("/compact", "/compact [focus]", "compact the conversation now", _compact),
+        ("/context", "/context", "tokens by part of the context window", _context),
+        ("/memory", "/memory [add NOTE]", "show the user memory file, or add a note to it", memory),
+        ("/cost", "/cost", "tokens and money spent in this session", _cost),
+        ("/model", "/model [name]", "show or switch the model", _model),
+        ("/mode", "/mode [name]", "show or set the permission mode (Shift+Tab cycles)", _mode),
+        ("/trace", "/trace on|off", "show what context each turn adds", _trace),
+        ("/undo", "/undo", "restore the files the last turn changed", _undo),
+        ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
+        ("/mcp", "/mcp", "MCP servers: status, tools, errors", _mcp),
+    ):
+        commands.add(name, usage, summary, partial(handler, repl))
+    commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
+    return commands
+
+
+def _help(repl, argument: str) -> None:
+    for line in repl.commands.help_lines():
+        repl.console.print(escape(line), highlight=False)
+    custom, warnings = repl.custom.help_lines()
+    for line in custom:
+        repl.console.print(escape(line), highlight=False)
+    for warning in warnings:
+        repl.console.print(f"[yellow]! {escape(warning)}[/]")
+    repl.console.print(
+        "[dim]Enter sends · Alt+Enter or Esc Enter: new line · Tab completes /commands and @paths · "
+        "Shift+Tab cycles the mode · Ctrl-C clears or interrupts · Ctrl-D exits[/]"
+    )
+
+
+def _clear(repl, argument: str) -> None:
+    repl.sessions.start_new(repl.agent)
+    repl.console.print("[dim]New conversation.[/]")
+
+
+def _compact(repl, argument: str) -> None:
+    with repl.renderer.turn():
+        repl.agent.keeper.compact_now(repl.agent.session, repl.agent.emit, argument or None)
+
+
+def _context(repl, argument: str) -> None:
+    from mini_agent.ui.context_view import context_lines
+
+    for line in context_lines(repl.agent, ascii_only=not unicode_console(repl.console)):
+        repl.console.print(escape(line), highlight=False)
+
+
+def memory(repl, argument: str) -> None:
+    from mini_agent.ui.memory_view import memory_command
+
+    memory_command(repl.agent, repl.console, argument)
+
+
+def _cost(repl, argument: str) -> None:
+    from mini_agent.ui.context_view import cost_lines
+
+    for line in cost_lines(repl.agent.settings.model, repl.agent.session.usage):
+        repl.console.print(escape(line), highlight=False)
+
+
+def _model(repl, argument: str) -> None:
+    """`/model`: the model in use and those the endpoint lists; `/model NAME` switches, warning on a name the
+    endpoint does not list (it may still know it: some list only a few)."""
+    listed = repl.agent.provider.list_models()
+    if argument:
+        if listed and argument not in listed:
+            repl.console.print(
+                f"[yellow]{escape(argument)} is not among the models {escape(repl.settings.base_url)} lists; "
+                "using it anyway (see /model for the list).[/]"
+            )
+        repl.agent.settings = replace(repl.agent.settings, model=argument)
+        repl.renderer.model = argument
+    repl.console.print(f"model {escape(repl.agent.settings.model)}")
+    if listed and not argument:
+        more = f", … ({len(listed)} in all)" if len(listed) > MODELS_SHOWN else ""
+        shown = ", ".join(listed[:MODELS_SHOWN]) + more
+        repl.console.print(escape(f"the endpoint lists: {shown}"), highlight=False)
+
+
+def _mode(repl, argument: str) -> None:
+    if argument:
+        if argument not in PERMISSION_MODES:
+            repl.console.print(f"[yellow]Unknown mode {escape(argument)}; use {', '.join(PERMISSION_MODES)}.[/]")
+            return
+        repl.agent.mode = argument
+    repl.console.print(f"mode {repl.agent.mode}")
+
+
+def _trace(repl, argument: str) -> None:
+    if argument in ("on", "off"):
+        repl.renderer.trace = argument == "on"
+    elif not argument:
+        repl.renderer.trace = not repl.renderer.trace
+    repl.console.print(f"[dim]trace {'on' if repl.renderer.trace else 'off'}[/]")
+
+
+def _mcp(repl, argument: str) -> None:
+    from mini_agent.ui.mcp_view import status_lines
+
+    for line in status_lines(repl.agent.mcp):
+        repl.console.print(escape(line), highlight=False)
+
+
+def _undo(repl, argument: str) -> None:
+    for line in repl.sessions.undo_last(repl.agent):
+        repl.console.print(escape(line), highlight=False)
+
+
+def _resume(repl, argument: str) -> None:
+    message = repl.sessions.resume(repl.agent, argument or None, repl.console)
+    if message:
+        repl.console.print(f"[dim]{escape(message)}[/]")
+
+
+def unicode_console(console) -> bool:
+    return (console.encoding or "").lower().replace("-", "").startswith("utf")
+
+
+def escape(text: str) -> str:
+    """Text shown as it is, not read as rich markup."""
+    from rich.markup import escape as escape_markup
+
+    return escape_markup(text)
