@@ -157,10 +157,10 @@ class Repl:
         self.console.print()
 
     def _turn(self, line: str) -> None:
-        agent = self.agent  # built, and its session attached (undo included), before the turn begins
-        self.sessions.undo.begin_turn()
         result = None
         try:
+            agent = self.agent  # built, and its session attached (undo included), before the turn begins
+            self.sessions.undo.begin_turn()
             with self.renderer.turn():
                 result = agent.run_turn(line)
         except (TurnAborted, KeyboardInterrupt):
