@@ -69,11 +69,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         prompt, settings = one_shot_prompt(prompt, settings)
         provider.settings = settings
     if not interactive:
-        # Started only once the run is sure to go on: an interpreter that exits while a thread is still
-        # importing native modules can crash on the way out.
-        provider.warm_up()  # the SDK import overlaps everything below
         if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
             threading.Thread(target=_probe_sandbox, name="sandbox-probe", daemon=True).start()
+        # Only waits (the endpoint's lookup, the probe's processes) overlap the SDK import: the rest of start-up
+        # is CPU work like the import, and would only compete with it for the interpreter.
+        provider.warm_up(here=True)
 
     from mini_agent.ui.lifecycle import SessionLifecycle
 
