@@ -198,10 +198,10 @@ def tool(
 
 
 def _describe(fn: Callable[..., str]) -> tuple[str, Any, dict]:
-    from docstring_parser import parse
+    from docstring_parser import DocstringStyle, parse
     from pydantic import ConfigDict, Field, create_model
 
-    doc = parse(inspect.getdoc(fn) or "")
+    doc = parse(inspect.getdoc(fn) or "", DocstringStyle.GOOGLE)  # the style @tool asks for: no guessing
     arg_docs = {param.arg_name: " ".join((param.description or "").split()) for param in doc.params}
     description = "\n\n".join(part for part in (doc.short_description, doc.long_description) if part)
     fields: dict[str, Any] = {}
