@@ -238,6 +238,9 @@ class FakeAnthropicAPI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes: with Nagle's algorithm on, the body of every
+            # keep-alive request after the first waited ~40 ms for the client's delayed ACK, as no real API does.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
