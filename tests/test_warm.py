@@ -3,12 +3,14 @@ the loopback model. Whatever the path, an invocation gives the same output, exit
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from warm_support import (
 )
 
 import mini_agent
+from mini_agent.warm import protocol
 
 
 @pytest.fixture
@@ -212,21 +215,33 @@ def test_a_runtime_directory_others_may_enter_means_no_warm_start(api, tmp_path,
     assert "no private runtime directory" in status(env)["socket"]
 
 
-def _as_nobody(action) -> int:
+PR_SET_NO_NEW_PRIVS = 38
+OUTSIDERS = ["another user", "a sandboxed process of ours"]
+"""Who must get nothing from either end: a process of another uid, and one of ours running with no_new_privs,
+as every command in the agent's sandbox does (Landlock cannot hide /tmp/mini-agent-<uid> from it)."""
+
+
+def _as_outsider(who: str, action) -> int:
+    if who == "another user" and os.geteuid() != 0:
+        pytest.skip("needs root to run a process as another user")
     pid = os.fork()
     if pid == 0:
         try:
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
+            if who == "another user":
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+            else:
+                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             action()
         finally:
             os._exit(0)
     return pid
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as another user")
-def test_a_socket_of_another_user_gets_nothing_from_the_client(api, tmp_path, runtime):
-    """Another user's server at our socket path (planted there) is refused: no environment, no descriptors."""
+@pytest.mark.parametrize("who", OUTSIDERS)
+def test_a_socket_planted_by_an_outsider_gets_nothing_from_the_client(api, tmp_path, runtime, who):
+    """A listener at our socket path that is not ours, or is sandboxed, is refused: no environment, no
+    descriptors; the invocation runs the normal way."""
     env = environment(api, tmp_path, runtime, warm=True)
     shared = Path(f"/tmp/ma-shared-{os.getpid()}")
     shared.mkdir(mode=0o777)
@@ -250,7 +265,7 @@ def test_a_socket_of_another_user_gets_nothing_from_the_client(api, tmp_path, ru
             pass
         received.write_bytes(data)
 
-    listener = _as_nobody(listen)
+    listener = _as_outsider(who, listen)
     try:
         while not ready.exists():
             time.sleep(0.02)
@@ -260,17 +275,18 @@ def test_a_socket_of_another_user_gets_nothing_from_the_client(api, tmp_path, ru
         done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
         assert (done.returncode, done.stdout) == (0, b"Served here.\n")
         os.waitpid(listener, 0)
-        assert received.read_bytes() == b""  # it connected, saw the uid, and sent not a byte
+        assert received.read_bytes() == b""  # it connected, saw who listened, and sent not a byte
     finally:
         subprocess.run(["rm", "-rf", str(shared)])
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as another user")
-def test_the_server_answers_no_other_user(tmp_path, runtime):
+@pytest.mark.parametrize("who", OUTSIDERS)
+def test_the_server_answers_no_outsider(tmp_path, runtime, who):
+    """Not another user, and not a sandboxed command of ours asking for a run outside its sandbox."""
     env = environment(None, tmp_path, runtime, warm=True)
     pid = start(env)
     path = installed(f"paths.socket_path({str(runtime / 'mini-agent')!r})")
-    os.chmod(runtime, 0o755)  # let `nobody` reach the socket: only the uid check is left to refuse it
+    os.chmod(runtime, 0o755)  # let `nobody` reach the socket: only the server's check is left to refuse it
     os.chmod(runtime / "mini-agent", 0o755)
     os.chmod(path, 0o777)
     answer_file = Path(f"/tmp/ma-answer-{os.getpid()}")
@@ -280,20 +296,38 @@ def test_the_server_answers_no_other_user(tmp_path, runtime):
             client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             client.settimeout(10)
             client.connect(path)
-            client.sendall(b"\0\0\0\2{}")
+            protocol.send(client, {"op": "status"})  # what `mini-agent server status` asks: answered to us
             answer_file.write_bytes(client.recv(1000) or b"EOF")
-        except ConnectionResetError:  # closed with our bytes unread: as silent as an end of stream
+        except (ConnectionResetError, BrokenPipeError):  # closed with our bytes unread: silent as an end
             answer_file.write_bytes(b"EOF")
         except OSError as exc:
             answer_file.write_text(repr(exc))
 
     try:
-        os.waitpid(_as_nobody(ask), 0)
+        ask()
+        assert answer_file.read_bytes() not in (b"EOF", b""), "the same question from us is answered"
+        answer_file.unlink()
+        os.waitpid(_as_outsider(who, ask), 0)
         assert answer_file.read_bytes() == b"EOF"
         assert alive(pid)
     finally:
         os.chmod(runtime / "mini-agent", 0o700)
         answer_file.unlink(missing_ok=True)
+
+
+def test_a_sandboxed_mini_agent_runs_in_its_sandbox_not_in_the_server(api, tmp_path, runtime):
+    """A command the agent runs may itself run mini-agent: with no_new_privs set it is never handed over."""
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    api.script(answer("Ran here."))
+    confined = f"import ctypes, os; ctypes.CDLL(None).prctl({PR_SET_NO_NEW_PRIVS}, 1, 0, 0, 0); "
+    confined += f"os.execv({str(BIN)!r}, [{str(BIN)!r}, '-p', 'hi'])"
+    done = subprocess.run(
+        [sys.executable, "-c", confined], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True
+    )
+    assert (done.returncode, done.stdout) == (0, b"Ran here.\n"), done.stderr
+    assert served(env) == before
 
 
 def test_version_and_help_answer_without_typer_and_help_matches_typer(tmp_path, runtime):

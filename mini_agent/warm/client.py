@@ -39,6 +39,8 @@ class Fallback:
 
 def hand_over(argv: list[str]) -> int | Fallback:
     """The invocation's exit status as the warm worker ran it, or why it was not handed over."""
+    if protocol.confined(os.getpid()):  # a sandboxed command's own mini-agent stays in its sandbox
+        return Fallback("running confined", start=False)
     directory = runtime_dir()
     if directory is None:
         return Fallback("no private runtime directory", start=False)
@@ -70,10 +72,10 @@ def _connect(path: str) -> socket.socket | Fallback:
     except OSError:
         sock.close()
         return Fallback("no server", start=True)
-    uid = protocol.peer_uid(sock)
-    if uid != os.getuid():  # a socket in our private directory answered by someone else: never hand it anything
+    problem = protocol.untrusted(sock)
+    if problem:  # a socket in our private directory answered by someone else: never hand it anything
         sock.close()
-        return Fallback(f"server runs as uid {uid}", start=False)
+        return Fallback(problem, start=False)
     return sock
 
 

@@ -1,11 +1,8 @@
 """Where the warm server listens: a socket in a directory only this user can open, one per installation.
 
-`$XDG_RUNTIME_DIR/mini-agent/` (per login, cleared at logout), else `/dev/shm/mini-agent-<uid>/`, else
-`<tmp>/mini-agent-<uid>/`. The directory is made 0700 and checked on every use: if someone else owns it, or
-others may enter it, there is no warm start (a socket there could be another user's, who would receive our
-environment and terminal). /dev/shm comes before /tmp because the commands the agent runs may write /tmp and
-the system temp dir, and a listener one of them planted would be handed the next invocation: the sandbox hides
-the directory where it can, but Landlock can only grant, and it never grants /dev/shm.
+`$XDG_RUNTIME_DIR/mini-agent/` (per login, cleared at logout), else `<tmp>/mini-agent-<uid>/`. The directory
+is made 0700 and checked on every use: if someone else owns it, or others may enter it, there is no warm start
+(a socket there could be another user's, who would receive our environment and terminal).
 """
 
 from __future__ import annotations
@@ -15,8 +12,6 @@ import sys
 from collections.abc import Mapping
 
 PRIVATE = 0o700
-SHARED_MEMORY = "/dev/shm"
-"""A tmpfs every user may write, like /tmp, but outside every writable root of the sandbox."""
 
 
 def installation_key() -> str:
@@ -40,19 +35,17 @@ def runtime_dir(env: Mapping[str, str] | None = None) -> str | None:
     uid = os.getuid()
     base = env.get("XDG_RUNTIME_DIR", "")
     if base and os.path.isabs(base):
-        candidates = [os.path.join(base, "mini-agent")]
+        path = os.path.join(base, "mini-agent")
     else:
-        bases = [SHARED_MEMORY] if os.path.isdir(SHARED_MEMORY) else []
-        candidates = [os.path.join(base, f"mini-agent-{uid}") for base in (*bases, env.get("TMPDIR") or "/tmp")]
-    for path in candidates:
-        try:
-            os.mkdir(path, PRIVATE)
-        except FileExistsError:
-            pass
-        except OSError:
-            continue  # cannot be made here (a read-only /dev/shm): the next place
-        return path if private(path, uid) else None
-    return None
+        base = env.get("TMPDIR") or "/tmp"
+        path = os.path.join(base, f"mini-agent-{uid}")
+    try:
+        os.mkdir(path, PRIVATE)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    return path if private(path, uid) else None
 
 
 def private(path: str, uid: int) -> bool:

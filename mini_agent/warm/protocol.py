@@ -1,8 +1,8 @@
 """The wire between the client and the server: length-prefixed `marshal` frames over a Unix stream socket.
 
 The first frame of an invocation carries the client's stdin, stdout and stderr as SCM_RIGHTS. `marshal` is
-built into the interpreter (no import cost) and both ends are the same user's processes of the same Python,
-which the server checks (SO_PEERCRED) before it reads a byte.
+built into the interpreter (no import cost) and both ends are the same user's unconfined processes of the same
+Python, which each end checks (`untrusted`) before it reads or sends a byte.
 """
 
 from __future__ import annotations
@@ -78,10 +78,32 @@ class Reader:
         self.fds = []
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end (Linux SO_PEERCRED), None where the platform cannot say."""
+def untrusted(sock: socket.socket) -> str | None:
+    """Why the process at the other end must not be dealt with, or None for one of this user's own, unconfined.
+
+    Another user's process gets nothing. Nor does a sandboxed one of ours: a command the agent runs could
+    otherwise ask the server for a run outside its sandbox, or plant a listener where the sandbox cannot hide
+    the directory (Landlock, in /tmp) and be handed the next invocation's environment and terminal.
+    """
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
-    return uid
+        return "the platform cannot tell who is at the other end"
+    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    if uid != os.getuid():
+        return f"the other end runs as uid {uid}"
+    if confined(pid):
+        return "the other end runs confined (no_new_privs)"
+    return None
+
+
+def confined(pid: int) -> bool:
+    """Whether a process runs with no_new_privs. Every sandboxed command does (bubblewrap and Landlock set it,
+    and nothing can unset it); a person's shell and the server it started do not. Unreadable: confined."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"NoNewPrivs:"):
+                    return line.split()[1] != b"0"
+    except OSError:
+        return True
+    return False  # a kernel older than the field (4.10) has no such marker to read

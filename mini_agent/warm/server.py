@@ -127,8 +127,8 @@ class Server:
         """Serve one connection; whether the server should exit."""
         reader = protocol.Reader(connection)
         try:
-            if protocol.peer_uid(connection) != os.getuid():
-                return False  # another user's process: not a word, not a descriptor
+            if protocol.untrusted(connection):
+                return False  # another user's process, or a sandboxed one: not a word, not a descriptor
             connection.settimeout(REQUEST_TIMEOUT)
             request = reader.read(with_fds=True)
             if request is None:
