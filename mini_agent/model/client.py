@@ -1,9 +1,9 @@
 """The one real Provider: the Messages API over the official `anthropic` SDK.
 
 `anthropic` is imported lazily (it is the slowest import of the program), while what the endpoint says about
-itself (discovery.py) is asked on a thread of its own. The SDK
-parses the event stream; the reply is assembled here from its events (assembly.py) so that the gaps of
-compatible servers do not lose a reply, retried by one policy (faults.py), and never carries the key.
+itself (discovery.py) is asked on a thread of its own. The SDK parses the event stream; the reply is assembled
+here from its events (assembly.py) so that the gaps of compatible servers do not lose a reply, retried by one
+policy (faults.py), and never carries the key.
 """
 
 from __future__ import annotations
