@@ -235,11 +235,4 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # the fastest path: no typer, no parsing
         print(f"mini-agent {__version__}")
         return
-    try:
-        app(args=_optional_value(sys.argv[1:], "--resume", PICK), prog_name="mini-agent")
-    finally:
-        # With the SDK loaded there are ~150k objects; collecting them at interpreter exit took ~0.25 s after
-        # the answer was already out. Freezing them skips that work; atexit handlers and flushing still run.
-        import gc
-
-        gc.freeze()
+    app(args=_optional_value(sys.argv[1:], "--resume", PICK), prog_name="mini-agent")

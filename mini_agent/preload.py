@@ -65,10 +65,6 @@ class Preload:
         self.tools_ready = threading.Event()
         self.done = threading.Event()
 
-    @property
-    def started(self) -> bool:
-        return self._thread is not None
-
     def request_sent(self) -> None:
         """A model request went out: the first starts the tools' part, any later one the rest."""
         with self._lock:

@@ -3,8 +3,8 @@
 Exit status from `SystemExit`, non-daemon threads waited for, atexit handlers run, stdout and stderr flushed,
 death by SIGINT after an uncaught Ctrl-C: everything a caller can see. What is skipped is the finalisation of
 every module and object, which with the model SDK loaded costs tens of milliseconds after the answer is out.
-Both ways of running a command end here: the warm worker (it must never return into the server) and the
-normal path (mini_agent/entry.py).
+Every way of running a command ends here: the warm worker (it must never return into the server), the normal
+path of the installed command (entry.py) and `python -m mini_agent`.
 """
 
 from __future__ import annotations
