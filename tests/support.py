@@ -123,3 +123,18 @@ def ctrl_c_while_running(process: subprocess.Popen, *argv: str) -> str:
     time.sleep(0.2)
     assert not alive(running)
     return err.decode()
+
+
+def script_an_edit_to_approve(api, cwd: Path) -> Path:
+    """file.txt with "old line", and a model that reads it, edits it to "new line" (a change that asks in
+    default mode) and says it is done: the file, for the test to check after answering the question."""
+    from fake_api import answer, tool_use
+
+    target = cwd / "file.txt"
+    target.write_text("old line\n")
+    api.script(
+        answer(tool_use("read_file", {"path": "file.txt"})),
+        answer(tool_use("edit_file", {"path": "file.txt", "old_string": "old line", "new_string": "new line"})),
+        answer("Done."),
+    )
+    return target

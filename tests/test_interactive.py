@@ -9,7 +9,7 @@ import time
 import pexpect
 import pytest
 from fake_api import answer, tool_use
-from support import BIN, TEST_KEY, alive, process_running
+from support import BIN, TEST_KEY, alive, process_running, script_an_edit_to_approve
 
 
 def spawn(api, cwd, *args: str) -> pexpect.spawn:
@@ -79,13 +79,7 @@ def test_ctrl_c_during_a_command_returns_to_the_prompt_with_the_session_intact(a
 
 @pytest.mark.parametrize(("reply", "expected"), [("y", "new line\n"), ("n", "old line\n")])
 def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp_path, reply, expected):
-    target = tmp_path / "file.txt"
-    target.write_text("old line\n")
-    api.script(
-        answer(tool_use("read_file", {"path": "file.txt"})),
-        answer(tool_use("edit_file", {"path": "file.txt", "old_string": "old line", "new_string": "new line"})),
-        answer("Done."),
-    )
+    target = script_an_edit_to_approve(api, tmp_path)
     child = spawn(api, tmp_path, "-p", "change the line")
     child.expect("needs your approval")
     child.expect("-old line")

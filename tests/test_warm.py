@@ -17,7 +17,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from fake_api import answer, tool_use
-from support import BIN, TEST_KEY, alive, ctrl_c_while_running
+from support import BIN, TEST_KEY, alive, ctrl_c_while_running, script_an_edit_to_approve
 from unprivileged import NOBODY
 from warm_support import (
     command,
@@ -131,13 +131,7 @@ def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, 
     env = environment(api, tmp_path, runtime, warm=True)
     start(env)
     before = served(env)
-    target = tmp_path / "file.txt"
-    target.write_text("old line\n")
-    api.script(
-        answer(tool_use("read_file", {"path": "file.txt"})),
-        answer(tool_use("edit_file", {"path": "file.txt", "old_string": "old line", "new_string": "new line"})),
-        answer("Done."),
-    )
+    target = script_an_edit_to_approve(api, tmp_path)
     child = pexpect.spawn(
         str(BIN), ["-p", "change it"], cwd=str(tmp_path), env=env, dimensions=(40, 120), timeout=30, encoding="utf-8"
     )
