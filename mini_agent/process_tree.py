@@ -1,0 +1,333 @@
+"""Everything one command started, and the one way to kill all of it (`Lineage`).
+
+A process group is not enough: `setsid`, a double fork or `env -i` take a process out of its group and away from
+the watchdog's environment token. A *contained* command (one confined by a mechanism without a PID namespace:
+Landlock, Seatbelt) is therefore tracked by something it cannot leave:
+
+- a cgroup of its own, where the system offers cgroup v2 with our own cgroup writable (root in a container, a
+  desktop session's delegated scope). The command joins it between fork and exec, before it can fork; at the end
+  `cgroup.kill` kills every member, however it left its session. The confined command cannot write the cgroup
+  files (the sandbox keeps /sys read-only), so it cannot move out. All of an agent's cgroups sit under one
+  `mini-agent-<pid>` directory, which the watchdog kills when the agent dies.
+- elsewhere on Linux, the agent as child subreaper while contained commands run: a process whose parent exits is
+  re-parented to the agent instead of init, so the orphans of a contained command are the agent's own children,
+  recognisable by no_new_privs (set on every confined command, and never dropped). At the end they are killed,
+  their children with them. Limits: it cannot tell two contained commands running side by side apart (one's end
+  also kills the other's orphans), and what outlives a killed agent is re-parented to init.
+
+Bubblewrap needs neither: its PID namespace dies with its init. An unconfined command is a process group, killed
+whole on timeout or Ctrl-C, whose background jobs live until the session ends (see tools/_watchdog.py).
+Standard library only; hooks and tools both use it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+KILL_GRACE = 2.0
+"""Between SIGTERM and SIGKILL: time for the processes to clean up after themselves."""
+EMPTY_WAIT = 5.0
+"""How long a killed cgroup may take to empty (processes in uninterruptible sleep die late)."""
+SWEEP_ROUNDS = 50
+"""Orphan sweeps at most: each round kills what the previous round's deaths re-parented to us."""
+PR_SET_CHILD_SUBREAPER = 36
+CGROUP_PREFIX = "mini-agent-"
+
+
+class Lineage:
+    """One command's processes. Start it with `spawn`, end it with `kill`, release it with `close`.
+
+    contained: everything the command started dies at `kill`, not only its process group (see the module)."""
+
+    _numbers = itertools.count(1)
+
+    def __init__(self, contained: bool = False) -> None:
+        self.contained = contained
+        self.process: subprocess.Popen | None = None
+        self._leads_group = True
+        self.cgroup: Path | None = None
+        self._join: int | None = None
+        self._orphans = False
+        if not contained:
+            return
+        home = cgroup_home()
+        if home is not None:
+            cgroup = home / f"{next(self._numbers)}"
+            try:
+                cgroup.mkdir()
+                self._join = os.open(cgroup / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+                self.cgroup = cgroup
+            except OSError:
+                _remove(cgroup)
+        if self.cgroup is None and sys.platform.startswith("linux"):
+            self._orphans = _ORPHANS.enter()
+
+    def spawn(
+        self, argv: list[str], preexec_fn: Callable[[], None] | None = None, new_session: bool = True, **popen
+    ) -> subprocess.Popen:
+        """`subprocess.Popen`, joined to the lineage's cgroup before `preexec_fn` runs. `new_session`: in a
+        session (and process group) of its own; without it, the terminal's signals reach it as they reach us."""
+        join, first = self._join, preexec_fn
+
+        def preexec() -> None:
+            if join is not None:
+                os.write(join, b"0")  # the child moves itself: nothing it forks later can be outside
+            if first is not None:
+                first()
+
+        needed = preexec if (join is not None or first is not None) else None
+        with _ORPHANS.lock:  # a sweep must not take a contained command's brand-new shell for an orphan
+            self.process = subprocess.Popen(argv, start_new_session=new_session, preexec_fn=needed, **popen)
+            self._leads_group = new_session
+            if self._orphans:
+                _ORPHANS.leaders.add(self.process.pid)
+        return self.process
+
+    def kill(self, grace: float = KILL_GRACE) -> None:
+        """SIGTERM the process group, SIGKILL what is left of it after `grace` (or if we are interrupted); for a
+        contained command, then SIGKILL everything else it started."""
+        if self.process is not None and self._leads_group:
+            kill_group(self.process, grace)
+        if self.cgroup is not None:
+            _kill_cgroup(self.cgroup)
+        elif self._orphans:
+            _ORPHANS.sweep()
+
+    def close(self) -> None:
+        """Release the cgroup (once empty) and the subreaper; call after the process was waited for."""
+        if self._join is not None:
+            os.close(self._join)
+            self._join = None
+        if self.cgroup is not None:
+            _remove(self.cgroup)
+            self.cgroup = None
+        if self._orphans:
+            self._orphans = False
+            _ORPHANS.leave(self.process.pid if self.process else None)
+
+
+def kill_group(process: subprocess.Popen, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the process group led by `process`, then SIGKILL whatever is left after `grace` (or if we are
+    interrupted); grace 0 is SIGKILL at once."""
+    group = process.pid  # started in a new session: it leads its own group
+    if grace > 0:
+        if not _signal_group(group, signal.SIGTERM):
+            process.poll()
+            return
+        try:
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline:
+                process.poll()  # reap the leader, or its zombie keeps the group alive
+                if not _signal_group(group, 0):
+                    return
+                time.sleep(0.02)
+        finally:
+            _signal_group(group, signal.SIGKILL)
+    else:
+        _signal_group(group, signal.SIGKILL)
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _signal_group(group: int, signum: int) -> bool:
+    """Send a signal to a process group; False if the group no longer exists."""
+    try:
+        os.killpg(group, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # only a reused id can refuse us; nothing of ours is left there
+        return False
+    return True
+
+
+# ---- cgroups ---------------------------------------------------------------------------------------------------
+
+_homes: dict[int, Path | None] = {}
+_homes_lock = threading.Lock()
+
+
+def cgroup_home() -> Path | None:
+    """This agent's `mini-agent-<pid>` cgroup (made on first use, and handed to the watchdog), or None where
+    cgroup v2 is absent, read-only or not ours to write, or lacks `cgroup.kill` (Linux < 5.14)."""
+    with _homes_lock:
+        pid = os.getpid()
+        if pid not in _homes:  # per process: a forked child is not its parent's agent
+            _homes[pid] = _make_home()
+            if _homes[pid] is not None:
+                from mini_agent.tools._watchdog import watchdog
+
+                watchdog().watch_cgroup(_homes[pid])
+        return _homes[pid]
+
+
+def _make_home() -> Path | None:
+    base = _own_cgroup()
+    if base is None or not os.access(base / "cgroup.procs", os.W_OK):
+        return None  # a process can only be moved below a cgroup whose members we may move
+    home = base / f"{CGROUP_PREFIX}{os.getpid()}"
+    try:
+        home.mkdir()
+    except FileExistsError:  # a previous agent with our pid left it (killed); its processes are long dead
+        pass
+    except OSError:
+        return None
+    if not (home / "cgroup.kill").exists():
+        _remove(home)
+        return None
+    return home
+
+
+def _own_cgroup() -> Path | None:
+    """The directory of this process's cgroup v2, from /proc/self/cgroup and the cgroup2 mount point."""
+    try:
+        with open("/proc/self/cgroup") as lines:
+            own = next((line[3:].strip() for line in lines if line.startswith("0::")), None)
+        with open("/proc/self/mountinfo") as lines:
+            mounts = [line.split() for line in lines if " - cgroup2 " in line]
+    except OSError:
+        return None
+    if own is None or not mounts or ".." in own:  # a cgroup outside our namespace's view
+        return None
+    fields = mounts[0]
+    root, mount = fields[3], fields[4]
+    if not own.startswith(root):
+        return None
+    return Path(mount) / own[len(root) :].lstrip("/")
+
+
+def _kill_cgroup(cgroup: Path) -> None:
+    """SIGKILL every process in `cgroup` and its children, and wait (bounded) until it is empty."""
+    try:
+        (cgroup / "cgroup.kill").write_text("1")
+    except OSError:
+        return
+    deadline = time.monotonic() + EMPTY_WAIT
+    while _populated(cgroup) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _populated(cgroup: Path) -> bool:
+    try:
+        return "populated 1" in (cgroup / "cgroup.events").read_text()
+    except OSError:
+        return False
+
+
+def _remove(cgroup: Path) -> None:
+    try:
+        cgroup.rmdir()
+    except OSError:
+        pass  # still populated (a process in uninterruptible sleep): the watchdog removes it at the end
+
+
+# ---- the subreaper ---------------------------------------------------------------------------------------------
+
+
+class _Orphans:
+    """The agent as child subreaper while at least one contained command runs, and the sweep of its orphans."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.leaders: set[int] = set()
+        """Contained commands' own shells, which are the agent's children with no_new_privs but no orphans."""
+        self._running = 0
+
+    def enter(self) -> bool:
+        with self.lock:
+            if self._running == 0 and not _set_subreaper(True):
+                return False
+            self._running += 1
+            return True
+
+    def leave(self, leader: int | None) -> None:
+        with self.lock:
+            self.leaders.discard(leader)  # type: ignore[arg-type]
+            self._running -= 1
+            if self._running == 0:
+                _set_subreaper(False)
+
+    def sweep(self) -> None:
+        """SIGKILL and reap the agent's confined children that no running command leads, until none is left."""
+        me = os.getpid()
+        with self.lock:
+            for _ in range(SWEEP_ROUNDS):
+                table = _process_table()
+                strays = [pid for pid in table.get(me, []) if pid not in self.leaders and _no_new_privs(pid)]
+                if not strays:
+                    return
+                for pid in strays:
+                    _kill_tree(pid, table)
+                for pid in strays:
+                    try:
+                        os.waitpid(pid, 0)
+                    except ChildProcessError:
+                        pass
+
+
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    return libc.prctl
+
+
+def _set_subreaper(on: bool) -> bool:
+    prctl = _prctl()
+    return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+
+
+def _process_table() -> dict[int, list[int]]:
+    """Each process's children, from /proc (ppid is a process's, not a thread's: it covers all our threads)."""
+    table: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (parent := _parent(int(entry))) is not None:
+            table.setdefault(parent, []).append(int(entry))
+    return table
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[-1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _no_new_privs(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.split() == ["NoNewPrivs:", "1"] for line in status)
+    except OSError:
+        return False
+
+
+def _kill_tree(pid: int, table: dict[int, list[int]]) -> None:
+    """Stop `pid` and its descendants (none forks while its siblings die), then SIGKILL them all."""
+    members, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        members.append(current)
+        pending += table.get(current, [])
+    for signum in (signal.SIGSTOP, signal.SIGKILL):
+        for member in members:
+            try:
+                os.kill(member, signum)
+            except OSError:
+                pass
+
+
+_ORPHANS = _Orphans()
