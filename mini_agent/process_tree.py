@@ -5,15 +5,19 @@ the watchdog's environment token. A *contained* command (one confined by a mecha
 Landlock, Seatbelt) is therefore tracked by something it cannot leave:
 
 - a cgroup of its own, where the system offers cgroup v2 with our own cgroup writable (root in a container, a
-  desktop session's delegated scope). The command joins it between fork and exec, before it can fork; at the end
-  `cgroup.kill` kills every member, however it left its session. The confined command cannot write the cgroup
-  files (the sandbox keeps /sys read-only), so it cannot move out. All of an agent's cgroups sit under one
-  `mini-agent-<pid>` directory, which the watchdog kills when the agent dies.
-- elsewhere on Linux, the agent as child subreaper while contained commands run: a process whose parent exits is
-  re-parented to the agent instead of init, so the orphans of a contained command are the agent's own children,
-  recognisable by no_new_privs (set on every confined command, and never dropped). At the end they are killed,
-  their children with them. Limits: it cannot tell two contained commands running side by side apart (one's end
-  also kills the other's orphans), and what outlives a killed agent is re-parented to init.
+  desktop session's delegated scope) *and* mounted with `favordynmods`. The command joins it between fork and
+  exec, before it can fork; at the end `cgroup.kill` kills every member, however it left its session. The
+  confined command cannot write the cgroup files (the sandbox keeps /sys read-only), so it cannot move out. All
+  of an agent's cgroups sit under one `mini-agent-<pid>` directory, which the watchdog kills when the agent dies.
+  Without `favordynmods` each move into a cgroup waits for an RCU grace period (measured 9-17 ms on a loaded
+  2-core machine), most of the per-command budget, so there:
+- the agent is the child subreaper while contained commands run: a process whose parent exits is re-parented to
+  the agent instead of init, so the orphans of a contained command are the agent's own children, recognisable
+  by no_new_privs (set on every confined command, and never dropped) and by not being a process the agent
+  started itself (every `Lineage.spawn` is registered while it runs). At the end they are killed, their children
+  with them. Limits: it cannot tell two contained commands running side by side apart (one's end also kills the
+  other's orphans), what outlives a killed agent is re-parented to init, and it is off when the agent itself runs
+  with no_new_privs (then every child carries it).
 
 Bubblewrap needs neither: its PID namespace dies with its init. An unconfined command is a process group, killed
 whole on timeout or Ctrl-C, whose background jobs live until the session ends (see tools/_watchdog.py).
@@ -86,11 +90,10 @@ class Lineage:
                 first()
 
         needed = preexec if (join is not None or first is not None) else None
-        with _ORPHANS.lock:  # a sweep must not take a contained command's brand-new shell for an orphan
+        with _ORPHANS.lock:  # a sweep must not take a brand-new confined process of ours for an orphan
             self.process = subprocess.Popen(argv, start_new_session=new_session, preexec_fn=needed, **popen)
             self._leads_group = new_session
-            if self._orphans:
-                _ORPHANS.leaders.add(self.process.pid)
+            _ORPHANS.spawned.add(self.process.pid)
         return self.process
 
     def kill(self, grace: float = KILL_GRACE) -> None:
@@ -111,9 +114,11 @@ class Lineage:
         if self.cgroup is not None:
             _remove(self.cgroup)
             self.cgroup = None
+        if self.process is not None:
+            _ORPHANS.forget(self.process.pid)
         if self._orphans:
             self._orphans = False
-            _ORPHANS.leave(self.process.pid if self.process else None)
+            _ORPHANS.leave()
 
 
 def kill_group(process: subprocess.Popen, grace: float = KILL_GRACE) -> None:
@@ -174,7 +179,7 @@ def cgroup_home() -> Path | None:
 
 def _make_home() -> Path | None:
     base = _own_cgroup()
-    if base is None or not os.access(base / "cgroup.procs", os.W_OK):
+    if base is None or not cheap_moves() or not os.access(base / "cgroup.procs", os.W_OK):
         return None  # a process can only be moved below a cgroup whose members we may move
     home = base / f"{CGROUP_PREFIX}{os.getpid()}"
     try:
@@ -189,18 +194,32 @@ def _make_home() -> Path | None:
     return home
 
 
+def cheap_moves() -> bool:
+    """Whether the cgroup2 file system is mounted with `favordynmods`: moving a process then costs no RCU grace
+    period (see the module)."""
+    mount = _cgroup2_mount()
+    return mount is not None and "favordynmods" in mount[-1].split(",")
+
+
+def _cgroup2_mount() -> list[str] | None:
+    """The /proc/self/mountinfo fields of the cgroup2 mount, or None."""
+    try:
+        with open("/proc/self/mountinfo") as lines:
+            return next((line.split() for line in lines if " - cgroup2 " in line), None)
+    except OSError:
+        return None
+
+
 def _own_cgroup() -> Path | None:
     """The directory of this process's cgroup v2, from /proc/self/cgroup and the cgroup2 mount point."""
     try:
         with open("/proc/self/cgroup") as lines:
             own = next((line[3:].strip() for line in lines if line.startswith("0::")), None)
-        with open("/proc/self/mountinfo") as lines:
-            mounts = [line.split() for line in lines if " - cgroup2 " in line]
     except OSError:
         return None
-    if own is None or not mounts or ".." in own:  # a cgroup outside our namespace's view
+    fields = _cgroup2_mount()
+    if own is None or fields is None or ".." in own:  # a cgroup outside our namespace's view
         return None
-    fields = mounts[0]
     root, mount = fields[3], fields[4]
     if not own.startswith(root):
         return None
@@ -240,33 +259,37 @@ class _Orphans:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.leaders: set[int] = set()
-        """Contained commands' own shells, which are the agent's children with no_new_privs but no orphans."""
+        self.spawned: set[int] = set()
+        """What the agent started through `Lineage.spawn` and has not released: its children, never orphans
+        (a confined `git status` or another call's shell carries no_new_privs too)."""
         self._running = 0
 
     def enter(self) -> bool:
         with self.lock:
-            if self._running == 0 and not _set_subreaper(True):
+            if self._running == 0 and (_no_new_privs(os.getpid()) or not _set_subreaper(True)):
                 return False
             self._running += 1
             return True
 
-    def leave(self, leader: int | None) -> None:
+    def leave(self) -> None:
         with self.lock:
-            self.leaders.discard(leader)  # type: ignore[arg-type]
             self._running -= 1
             if self._running == 0:
                 _set_subreaper(False)
+
+    def forget(self, pid: int) -> None:
+        with self.lock:
+            self.spawned.discard(pid)
 
     def sweep(self) -> None:
         """SIGKILL and reap the agent's confined children that no running command leads, until none is left."""
         me = os.getpid()
         with self.lock:
             for _ in range(SWEEP_ROUNDS):
-                table = _process_table()
-                strays = [pid for pid in table.get(me, []) if pid not in self.leaders and _no_new_privs(pid)]
+                strays = [pid for pid in _children(me) if pid not in self.spawned and _no_new_privs(pid)]
                 if not strays:
                     return
+                table = _process_table()
                 for pid in strays:
                     _kill_tree(pid, table)
                 for pid in strays:
@@ -288,6 +311,18 @@ def _prctl() -> Callable[..., int] | None:
 def _set_subreaper(on: bool) -> bool:
     prctl = _prctl()
     return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+
+
+def _children(pid: int) -> list[int]:
+    """The children of every thread of `pid` (the kernel's lists; a scan of /proc where they are missing)."""
+    found: list[int] = []
+    try:
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{thread}/children") as listing:
+                found += [int(child) for child in listing.read().split()]
+    except FileNotFoundError:  # a thread that just ended, or a kernel without CONFIG_PROC_CHILDREN
+        return _process_table().get(pid, [])
+    return found
 
 
 def _process_table() -> dict[int, list[int]]:

@@ -27,23 +27,34 @@ SWAPPER = r"""
 import os, shutil, sys
 path, regular, link_target, mode = sys.argv[1:5]
 spare, link, trash = path + ".spare", path + ".link", path + ".trash"
+
+def remove(name):
+    if os.path.isdir(name) and not os.path.islink(name):
+        shutil.rmtree(name, ignore_errors=True)
+    elif os.path.lexists(name):
+        os.unlink(name)
+
 while True:
-    if mode == "file":  # a regular file, then a symlink to the victim, each put in place in one rename
-        with open(spare, "w") as out:
-            out.write(regular)
-        os.replace(spare, path)
-        os.symlink(link_target, link)
-        os.replace(link, path)
-    else:  # a directory, then a symlink to the victim's directory (a directory cannot be renamed over a link)
-        os.mkdir(spare)
-        if os.path.lexists(path):
+    try:
+        if mode == "file":  # a regular file, then a symlink to the victim, each put in place in one rename
+            with open(spare, "w") as out:
+                out.write(regular)
+            os.replace(spare, path)
+            os.symlink(link_target, link)
+            os.replace(link, path)
+        else:  # a directory, then a symlink to the victim's directory (a directory cannot replace a link)
+            os.mkdir(spare)
+            if os.path.lexists(path):
+                os.rename(path, trash)
+                remove(trash)
+            os.rename(spare, path)
+            os.symlink(link_target, link)
             os.rename(path, trash)
-            os.unlink(trash)
-        os.rename(spare, path)
-        os.symlink(link_target, link)
-        os.rename(path, trash)
-        os.rename(link, path)
-        shutil.rmtree(trash)
+            os.rename(link, path)
+            remove(trash)
+    except OSError:  # the tool made the directory meanwhile: start the round again
+        for name in (spare, link, trash):
+            remove(name)
 """
 
 
@@ -150,6 +161,7 @@ def test_read_file_never_returns_what_a_swapped_in_symlink_points_to(opening, ga
     swapper = swapping(project / "notes.txt", "plain notes\n", victim)
     try:
         results = [call("read_file", {"path": "notes.txt"}) for _ in range(SWAPS)]
+        assert swapper.poll() is None, "the swapper stopped"
     finally:
         swapper.kill()
         swapper.wait()
@@ -164,9 +176,25 @@ def test_write_file_never_writes_through_a_swapped_in_symlink(opening, gated):
     swapper = swapping(project / "out", "", outside, mode="dir")
     try:
         written = [call("write_file", {"path": f"out/new-{n}.txt", "content": "planted\n"}) for n in range(SWAPS)]
+        assert swapper.poll() is None, "the swapper stopped"
     finally:
         swapper.kill()
         swapper.wait()
     assert [result for result in written if result is not None]  # some were allowed: the race really ran
     assert sorted(os.listdir(outside)) == [], "a write went through the symlink to outside the project"
     assert not target.exists()
+
+
+def test_a_write_replaces_its_name_only_and_other_hard_links_keep_the_old_content(tmp_path):
+    """The decided behaviour for hard links (the policy asks first): an atomic write gives the name a new file."""
+    project, store = tmp_path / "project", tmp_path / "store"
+    project.mkdir()
+    store.mkdir()
+    (store / "index.js").write_text("original\n")
+    os.link(store / "index.js", project / "index.js")
+    ctx = ToolContext(cwd=project)
+    registry = ToolRegistry([read_file, write_file])
+    assert not registry.call("read_file", {"path": "index.js"}, ctx).is_error
+    assert not registry.call("write_file", {"path": "index.js", "content": "changed\n"}, ctx).is_error
+    assert (project / "index.js").read_text() == "changed\n" and (project / "index.js").stat().st_nlink == 1
+    assert (store / "index.js").read_text() == "original\n"
