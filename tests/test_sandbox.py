@@ -519,3 +519,26 @@ def _carrying(token: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def test_the_sweep_spares_a_confined_process_the_agent_started_itself(layout, monkeypatch):
+    """The subreaper's sweep kills orphans with no_new_privs, never the agent's own confined children (a `git
+    status` for the context, another call's shell) that happen to run when a command ends."""
+    from mini_agent import process_tree
+
+    monkeypatch.setenv("MINI_AGENT_SANDBOX", "landlock")
+    if mechanism() is None:
+        pytest.skip(f"landlock is not available here: {unavailable_reason()}")
+    monkeypatch.setattr(process_tree, "cgroup_home", lambda: None)
+    conf = confinement(layout, "read-only")
+    launch = confine(["sleep", "600"], {"PATH": os.environ["PATH"]}, conf.root, conf)
+    own = process_tree.Lineage()
+    try:
+        process = own.spawn(launch.argv, launch.preexec_fn, env=launch.env, cwd=conf.root)
+        text, code = run("setsid sleep 600 & echo ok", conf)
+        assert "ok" in text and code == 0
+        assert process.poll() is None, "the sweep killed a process the agent started itself"
+    finally:
+        own.kill(grace=0)
+        own.close()
+        launch.cleanup()
