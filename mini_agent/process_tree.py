@@ -292,11 +292,25 @@ class _Orphans:
                 table = _process_table()
                 for pid in strays:
                     _kill_tree(pid, table)
-                for pid in strays:
-                    try:
-                        os.waitpid(pid, 0)
-                    except ChildProcessError:
-                        pass
+                _reap(strays, time.monotonic() + EMPTY_WAIT)
+
+
+def _reap(children: list[int], deadline: float) -> None:
+    """Wait for killed children of ours, until `deadline`: one stuck in uninterruptible sleep must not hold the
+    lock every spawn takes (its zombie is reaped by a later sweep)."""
+    pending = set(children)
+    while pending:
+        for pid in list(pending):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                pending.discard(pid)
+        if pending:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.002)
 
 
 @functools.cache
