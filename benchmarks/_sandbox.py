@@ -74,7 +74,9 @@ def _times(argv: list[str], root: Path, confinement, count: int) -> list[float]:
         else:
             launch = confine(argv, env, root, confinement)
             try:
-                finished = run_captured(launch.argv, root, launch.env, 30, output, preexec_fn=launch.preexec_fn)
+                finished = run_captured(
+                    launch.argv, root, launch.env, 30, output, launch.preexec_fn, contained=launch.contained
+                )
             finally:
                 launch.cleanup()
         if finished.returncode != 0:

@@ -5,6 +5,7 @@ The shell corpus (tests/shell_corpus.py) is checked here once per mode: the clas
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,19 @@ def test_an_always_answer_offers_exact_and_prefix_rules_but_no_prefix_for_destru
     assert offered == {"a": ["bash(npm run build --prod)"], "p": ["bash(npm run *)"]}
     destructive = check(call("bash", command="git clean -fdx"), "default", Rules(), workspace)
     assert [grant.key for grant in destructive.grants] == ["a"]
+
+
+@pytest.mark.parametrize("mode", ["default", "accept-edits", "auto"])
+def test_a_write_to_a_file_with_other_hard_links_asks_and_says_why(workspace, tmp_path, mode):
+    outside = tmp_path / "store-copy.js"
+    outside.write_text("module.exports = 1\n")
+    (workspace.root / "node_modules").mkdir(exist_ok=True)
+    linked = workspace.root / "node_modules" / "index.js"
+    linked.unlink(missing_ok=True)
+    os.link(outside, linked)
+    for tool in ("write_file", "edit_file"):
+        verdict = check(call(tool, path="node_modules/index.js", content="x"), mode, Rules(), workspace)
+        assert isinstance(verdict, Ask), (tool, verdict)
+        assert "2 hard links" in verdict.reason and "pnpm" in verdict.reason
+    (workspace.root / "single.js").write_text("x\n")
+    assert isinstance(check(call("write_file", path="single.js", content="y"), "auto", Rules(), workspace), Allow)

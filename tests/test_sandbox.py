@@ -20,6 +20,8 @@ from mini_agent.safety.sandbox.confinement import Plan, plan
 from mini_agent.safety.sandbox.landlock import FILE_RIGHTS, READ, carve
 from mini_agent.safety.sandbox.seatbelt import profile
 from mini_agent.tools._process import BoundedOutput, run_captured
+from mini_agent.tools.base import ToolContext, ToolRegistry
+from mini_agent.tools.bash import bash
 
 BIN = Path(sys.executable).parent / "mini-agent"
 RUNNER = Path(__file__).parent / "sandbox_runner.py"
@@ -62,7 +64,7 @@ def run(script: str, conf: Confinement, writable: tuple[Path, ...] = ()) -> tupl
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf, writable)
     output = BoundedOutput(50_000, 50_000)
     try:
-        finished = run_captured(launch.argv, conf.root, launch.env, 60, output, preexec_fn=launch.preexec_fn)
+        finished = run_captured(launch.argv, conf.root, launch.env, 60, output, preexec_fn=launch.preexec_fn, contained=launch.contained)
     finally:
         launch.cleanup()
     return output.head + output.tail, finished.returncode
@@ -155,7 +157,7 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
         script += "; echo evil > .git/hooks/pre-commit"
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf)
     try:
-        run_captured(launch.argv, conf.root, launch.env, 60, BoundedOutput(1000, 1000), preexec_fn=launch.preexec_fn)
+        run_captured(launch.argv, conf.root, launch.env, 60, BoundedOutput(1000, 1000), preexec_fn=launch.preexec_fn, contained=launch.contained)
         changes = set(launch.protected_changes())
     finally:
         launch.cleanup()
@@ -455,3 +457,88 @@ def test_a_command_cannot_reach_or_plant_the_warm_servers_socket(forced, layout,
     text, code = run(f"ls {socket_dir}; touch {socket_dir}/s.sock && echo planted", conf)
     assert "planted" not in text.replace("planted-before", "") and "planted-before" not in text
     assert not (socket_dir / "s.sock").exists()
+
+
+# --- nothing a confined command started outlives its call -----------------------------------------------------
+
+ESCAPES = {
+    # A new session and an empty environment: out of the group and without the watchdog's token.
+    "setsid": "setsid env -i sh -c {loop} &",
+    # Its parent exits at once: the loop is an orphan, re-parented away from the command's shell.
+    "double-fork": "(env -i setsid sh -c {loop} &) &",
+}
+
+
+@pytest.fixture(params=["cgroup", "subreaper"])
+def reaping(request, forced, monkeypatch) -> str:
+    """Both ways of finding what a command started: a cgroup where one is writable, the subreaper elsewhere
+    (bubblewrap needs neither: its PID namespace)."""
+    from mini_agent import process_tree
+
+    if forced == "bubblewrap":
+        if request.param != "cgroup":
+            pytest.skip("bubblewrap's PID namespace holds everything the command started")
+    elif request.param == "subreaper":
+        monkeypatch.setattr(process_tree, "cgroup_home", lambda: None)
+    else:  # as where cgroup2 is mounted with favordynmods (here moves may just be slower)
+        monkeypatch.setattr(process_tree, "cheap_moves", lambda: True)
+        monkeypatch.setattr(process_tree, "_homes", {})
+        if process_tree.cgroup_home() is None:
+            pytest.skip("no writable cgroup v2 here")
+    return request.param
+
+
+@pytest.mark.parametrize("escape", sorted(ESCAPES))
+def test_nothing_a_confined_command_started_outlives_the_call(forced, reaping, layout, escape):
+    token = f"mini-agent-escape-{random.randint(10**8, 10**9)}"
+    victim = layout["project"] / "victim"
+    # The token rides in the loop's own command line, which is how the test finds what is left of it.
+    loop = f"': {token}; while :; do date >> {victim}; sleep 0.05; done'"
+    script = ESCAPES[escape].format(loop=loop) + f"\nwhile [ ! -s {victim} ]; do sleep 0.01; done; echo started"
+    try:
+        conf = confinement(layout, "workspace-write")
+        result = ToolRegistry([bash]).call("bash", {"command": script}, ToolContext(cwd=conf.root, confinement=conf))
+        assert "started" in result.content and not result.is_error, result.content
+        _wait_for(lambda: not _carrying(token), "everything the command started to be gone", limit=10)
+        size = victim.stat().st_size
+        assert not _carrying(token) and victim.stat().st_size == size
+    finally:
+        for pid in _carrying(token):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _carrying(token: str) -> list[int]:
+    """Live processes with `token` in their command line."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    if token.encode() in cmdline.read() and _state(entry) != "Z":
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_the_sweep_spares_a_confined_process_the_agent_started_itself(layout, monkeypatch):
+    """The subreaper's sweep kills orphans with no_new_privs, never the agent's own confined children (a `git
+    status` for the context, another call's shell) that happen to run when a command ends."""
+    from mini_agent import process_tree
+
+    monkeypatch.setenv("MINI_AGENT_SANDBOX", "landlock")
+    if mechanism() is None:
+        pytest.skip(f"landlock is not available here: {unavailable_reason()}")
+    monkeypatch.setattr(process_tree, "cgroup_home", lambda: None)
+    conf = confinement(layout, "read-only")
+    launch = confine(["sleep", "600"], {"PATH": os.environ["PATH"]}, conf.root, conf)
+    own = process_tree.Lineage()
+    try:
+        process = own.spawn(launch.argv, launch.preexec_fn, env=launch.env, cwd=conf.root)
+        text, code = run("setsid sleep 600 & echo ok", conf)
+        assert "ok" in text and code == 0
+        assert process.poll() is None, "the sweep killed a process the agent started itself"
+    finally:
+        own.kill(grace=0)
+        own.close()
+        launch.cleanup()

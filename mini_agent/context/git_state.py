@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.context.blocks import Skip, TurnInput
+from mini_agent.process_tree import Lineage
 from mini_agent.tools._process import child_environment
 
 GIT_TIMEOUT = 2.0
@@ -155,6 +156,7 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
     }
     base = [git, "--no-pager", *_CONFIG]
     processes: list[subprocess.Popen[bytes]] = []
+    lineages: list[Lineage] = []
     launches = []
     try:
         for command in commands:
@@ -163,15 +165,18 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
             if launch is not None:
                 launches.append(launch)
                 argv, command_env, preexec = launch.argv, launch.env, launch.preexec_fn
+            lineage = Lineage()  # registered: a sweep for a sandboxed command's orphans must not take it for one
+            lineages.append(lineage)
             processes.append(
-                subprocess.Popen(
+                lineage.spawn(
                     argv,
+                    preexec,
+                    new_session=False,
                     cwd=cwd,
                     env=command_env,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
-                    preexec_fn=preexec,
                 )
             )
         deadline = time.monotonic() + GIT_TIMEOUT
@@ -189,6 +194,8 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
             if process.returncode is None:  # not reaped by communicate: stop it and close its pipes
                 process.kill()
                 process.communicate()
+        for lineage in lineages:
+            lineage.close()
         for launch in launches:
             launch.cleanup()
 

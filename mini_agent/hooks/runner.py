@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.hooks.definitions import HookDef
+from mini_agent.process_tree import kill_group
 
 OUTPUT_LIMIT = 64 * 1024
 """Bytes of stdout and of stderr kept; a hook that prints more is cut (and said to be)."""
@@ -70,10 +70,7 @@ def run_hook(hook: HookDef, payload: dict, cwd: Path, environment: dict[str, str
 
 
 def _kill(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except OSError:
-        pass
+    kill_group(process, grace=0)
     process.wait()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mini_agent.safety.denials import Denial, denial
@@ -72,7 +72,13 @@ class Gate:
         """
         sandboxed = tool.name == "bash" and self._sandboxed()
         call = ToolCall(tool.name, tool.risk, arguments)
-        verdict = check(call, self.mode, self.rules, self.workspace(), sandboxed=sandboxed)
+        workspace = self.workspace()
+        text = arguments.get("path")
+        if tool.risk in ("read", "write") and isinstance(text, str):  # a file tool: it opens what is judged here
+            resolved = workspace.resolve(text)
+            workspace = replace(workspace, pins=((text, resolved),))
+            self.ctx.pin(text, resolved)
+        verdict = check(call, self.mode, self.rules, workspace, sandboxed=sandboxed)
         if tool.name == "bash":  # secret files the command names (`cat api/.env`): their values get masked too
             for path in secret_paths(str(arguments.get("command", ""))):
                 self.secrets.harvest(self.workspace().resolve(path), path)

@@ -19,6 +19,8 @@ Asking is the UI's job (ui/confirm.py); when nobody can be asked, the caller tur
 from __future__ import annotations
 
 import os
+import stat
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from mini_agent.safety.command_policy import NO_SANDBOX_ASKS, check_command, outside_sandbox
@@ -153,9 +155,27 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
     allowed = first(rules.of("allow", call.name), matches)
     if allowed:
         return Allow(f"allowed by {allowed}")
+    links = _hard_links(path)
+    if links > 1:  # the inode may also be ~/.bashrc or a pnpm store's copy: no routine write, the human decides
+        return Ask(
+            f"{shown} has {links} hard links: the same file also has other names, maybe outside the project (a pnpm "
+            "store links packages into node_modules this way). The write replaces this name only; the other names "
+            "keep the old content",
+            "ordinary",
+            (grant,),
+        )
     if mode in ("accept-edits", "auto"):
         return Allow(f"{mode} mode changes files inside the working directory")
     return Ask(f"{'changes' if os.path.lexists(path) else 'creates'} {shown}", "ordinary", (grant,))
+
+
+def _hard_links(path: Path) -> int:
+    """How many names the regular file at the resolved `path` has (0 when there is none)."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return 0
+    return info.st_nlink if stat.S_ISREG(info.st_mode) else 0
 
 
 # ---- network ------------------------------------------------------------------------------------------------

@@ -97,6 +97,17 @@ PROCESS_STARTED = time.time()
 LINK_HOPS_LIMIT = 8
 
 
+def _realpath(path: Path) -> Path:
+    """os.path.realpath, which raises when a link is swapped for a file while it reads it (EINVAL): then the
+    path as written. Safe for the policy: the file tools open the judged path without following any link."""
+    for _ in range(LINK_HOPS_LIMIT):
+        try:
+            return Path(os.path.realpath(path))
+        except OSError:
+            continue
+    return Path(os.path.normpath(path))
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The working directory the session may change, seen from where the shell currently is."""
@@ -116,6 +127,9 @@ class Workspace:
     links: tuple[tuple[Path, Path], ...] = ()
     """Links a command creates before a later part of it runs, (link, what it points to), both resolved:
     paths through them resolve to the target although the link does not exist yet."""
+    pins: tuple[tuple[str, Path], ...] = ()
+    """Path arguments already resolved, (text, resolved path): the policy judges the very resolution the file
+    tool then opens (a symlink swapped in meanwhile changes neither)."""
 
     @classmethod
     def at(
@@ -138,12 +152,15 @@ class Workspace:
 
     def resolve(self, text: str) -> Path:
         """Where a path argument really points: `~` expanded, relative to the shell's directory, symlinks resolved."""
+        for pinned, path in self.pins:
+            if pinned == text:
+                return path
         if text == "~" or text.startswith("~/"):
             text = str(self.home) + text[1:]
         path = Path(text)
         if not path.is_absolute():
             path = (self.cwd or self.root) / path
-        return self.through_links(Path(os.path.realpath(path)))
+        return self.through_links(_realpath(path))
 
     def through_links(self, path: Path) -> Path:
         """A resolved path, with the links created earlier in the same command followed (latest first)."""

@@ -5,6 +5,7 @@ Every message names the path and suggests the next step, because the model can o
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable
@@ -44,6 +45,12 @@ def require_regular_file(path: Path, action: str = "read") -> os.stat_result:
 
 def os_error_message(exc: OSError, path: Path, action: str) -> str:
     """A failed open/stat/write explained in terms of what the model can do about it."""
+    if exc.errno in (errno.ELOOP, errno.EXDEV):
+        return (
+            f"Cannot {action} {path}: the path changed after the permission check (a part of it is a symbolic "
+            "link now, or leads elsewhere), so it was not followed. Something else is changing it: look with "
+            "bash (`ls -l`) before trying again."
+        )
     if isinstance(exc, PermissionError):
         return (
             f"Permission denied: cannot {action} {path} (the file or a directory above it is not accessible "
@@ -100,9 +107,12 @@ def binary_file_message(path: Path, size: int) -> str:
 
 
 def ensure_parent_directory(path: Path) -> None:
-    """Create the folders a new file needs, explaining why when that is impossible."""
+    """Create the folders a new file needs at the resolved `path`, following no symlink on the way (see _exact),
+    explaining why when that is impossible."""
+    from mini_agent.tools._exact import open_directory
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(open_directory(path.parent, create=True))
     except (FileExistsError, NotADirectoryError):
         raise ToolError(_not_a_directory(path)) from None
     except OSError as exc:

@@ -2,7 +2,9 @@
 
 The bash tool needs four guarantees a plain `subprocess.run` does not give: memory stays bounded whatever the
 command prints, a background process holding the pipe open never blocks us, a timeout or Ctrl-C kills
-every process the command started, not just the shell, and nothing it started outlives the agent.
+every process the command started, not just the shell, and nothing it started outlives the agent. A
+contained command (confined without a PID namespace) loses everything it started when it returns, background jobs
+included; the killing is process_tree's.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import codecs
 import os
 import selectors
-import signal
 import subprocess
 import threading
 import time
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mini_agent.process_tree import Lineage
 from mini_agent.tools._watchdog import watchdog
 
 READ_SIZE = 1 << 20
@@ -27,8 +29,6 @@ POLL_INTERVAL = 0.1
 """How often we look whether the shell has exited while its pipe stays silent (a background process holds it)."""
 DRAIN_AFTER_EXIT = 0.2
 """How long to keep reading once the shell has exited: its last output, not a background process's chatter."""
-KILL_GRACE = 2.0
-"""Between SIGTERM and SIGKILL: time for the processes to clean up after themselves."""
 AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 """The agent's own credentials stay with the agent: a command it runs could send them anywhere."""
 
@@ -103,26 +103,32 @@ def run_captured(
     timeout: float,
     output: BoundedOutput,
     preexec_fn: Callable[[], None] | None = None,
+    contained: bool = False,
 ) -> Finished:
     """Run `argv` in a new session, feeding its stdout and stderr (one pipe, in arrival order) into `output`.
 
     `preexec_fn` runs in the child between fork and exec (the sandbox applies Landlock there).
 
     Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
-    any exception (KeyboardInterrupt included) the whole process group is killed first. Whatever is left of the
+    any exception (KeyboardInterrupt included) the whole process group is killed first. `contained`: whatever
+    the command started is killed when it returns, wherever it went (see process_tree). Whatever is left of the
     group when the agent dies is killed then (see _watchdog).
     """
     guard = watchdog()
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env={**env, **guard.environment()},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=preexec_fn,
-    )
+    lineage = Lineage(contained)
+    try:
+        process = lineage.spawn(
+            argv,
+            preexec_fn,
+            cwd=cwd,
+            env={**env, **guard.environment()},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+    except BaseException:
+        lineage.close()
+        raise
     guard.watch(process.pid)  # at once: from here on, the group dies with the agent
     assert process.stdout is not None
     _enlarge_pipe(process.stdout.fileno())
@@ -130,15 +136,19 @@ def run_captured(
     try:
         at_eof, timed_out = _pump(process, output, time.monotonic() + timeout)
         if timed_out:
-            kill_group(process)
+            lineage.kill()
             at_eof = _drain(process.stdout.fileno(), output, DRAIN_AFTER_EXIT)
         returncode = process.wait()
+        if contained:
+            lineage.kill(grace=0)
+            at_eof = at_eof or _drain(process.stdout.fileno(), output, DRAIN_AFTER_EXIT)
     except BaseException:
-        kill_group(process)
+        lineage.kill()
         raise
     finally:
         output.feed(b"", final=True)
         _release(process, at_eof)
+        lineage.close()
     return Finished(returncode, timed_out)
 
 
@@ -173,38 +183,6 @@ def _drain(fd: int, output: BoundedOutput, seconds: float) -> bool:
                 return True
             output.feed(data)
     return False
-
-
-def kill_group(process: subprocess.Popen, grace: float = KILL_GRACE) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after `grace` (or if we are interrupted)."""
-    group = process.pid  # start_new_session: the shell leads its own group
-    if not _signal_group(group, signal.SIGTERM):
-        process.poll()
-        return
-    try:
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            process.poll()  # reap the shell, or its zombie keeps the group alive
-            if not _signal_group(group, 0):
-                return
-            time.sleep(0.02)
-    finally:
-        _signal_group(group, signal.SIGKILL)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def _signal_group(group: int, signum: int) -> bool:
-    """Send a signal to a process group; False if the group no longer exists."""
-    try:
-        os.killpg(group, signum)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # only a reused id can refuse us; nothing of ours is left there
-        return False
-    return True
 
 
 def _enlarge_pipe(fd: int) -> None:

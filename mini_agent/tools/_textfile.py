@@ -7,6 +7,7 @@ missing final newline. This module keeps the two apart, so an edit changes only 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import stat
@@ -15,6 +16,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from mini_agent.tools._exact import open_directory
 from mini_agent.tools._files import binary_file_message
 from mini_agent.tools._pending import recorded
 from mini_agent.tools.base import ToolError
@@ -205,33 +207,43 @@ class LfView:
 def write_atomic(path: Path, data: bytes, data_dir: Path | None = None) -> None:
     """Replace the file's content in one step: a crash leaves the old file or the new one, never a mix.
 
-    A temporary file in the same directory is written, flushed to disk and renamed over the target. An
-    existing file keeps its permission bits (and owner, when we may set it); a new one gets the umask's
-    default. A symlink is followed, so the link stays and its target changes. With a `data_dir`, the temporary
-    file is recorded there while it exists, so that the next start sweeps it if this process is killed.
+    `path` is resolved (the one the permission policy checked, `ToolContext.checked`): its directory is opened
+    without following any symlink (_exact.py), and the temporary file is written, flushed and renamed over the
+    target inside that directory descriptor, so a symlink swapped in meanwhile is never written through (the
+    write fails instead). The rename gives the name a new inode: other hard links to the old file keep the old
+    content. An existing file keeps its permission bits (and owner, when we may set it); a new one gets the
+    umask's default. With a `data_dir`, the temporary file is recorded there while it exists, so that the next
+    start sweeps it if this process is killed.
     """
-    target = Path(os.path.realpath(path))
+    directory = open_directory(path.parent)
     try:
-        previous: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        previous = None
-    temporary = target.parent / _temporary_name(target.name)
-    with recorded(temporary, data_dir):
-        # 0o666 lets the kernel apply the umask to a new file, as any editor's open(..., "w") would.
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
-            if previous is not None:
-                _copy_ownership_and_mode(temporary, previous)
-            os.replace(temporary, target)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise
-    _sync_directory(target.parent)
+            previous: os.stat_result | None = os.stat(path.name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:
+            previous = None
+        if previous is not None and not stat.S_ISREG(previous.st_mode):
+            raise OSError(errno.ELOOP if stat.S_ISLNK(previous.st_mode) else errno.EINVAL, "not the checked file")
+        name = _temporary_name(path.name)
+        with recorded(path.parent / name, data_dir):
+            # 0o666 lets the kernel apply the umask to a new file, as any editor's open(..., "w") would.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(name, flags, 0o666, dir_fd=directory)
+            try:
+                with os.fdopen(fd, "wb") as stream:
+                    stream.write(data)
+                    stream.flush()
+                    if previous is not None:
+                        _copy_ownership_and_mode(stream.fileno(), previous)
+                    os.fsync(stream.fileno())
+                os.replace(name, path.name, src_dir_fd=directory, dst_dir_fd=directory)
+            except BaseException:
+                with suppress(OSError):
+                    os.unlink(name, dir_fd=directory)
+                raise
+        with suppress(OSError):  # makes the rename itself durable; not possible (nor needed) everywhere
+            os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def _temporary_name(name: str) -> str:
@@ -242,18 +254,8 @@ def _temporary_name(name: str) -> str:
     return f".{name}.{os.urandom(8).hex()}.tmp"
 
 
-def _copy_ownership_and_mode(path: Path, previous: os.stat_result) -> None:
-    if hasattr(os, "chown") and (previous.st_uid, previous.st_gid) != (os.geteuid(), os.getegid()):
+def _copy_ownership_and_mode(fd: int, previous: os.stat_result) -> None:
+    if (previous.st_uid, previous.st_gid) != (os.geteuid(), os.getegid()):
         with suppress(OSError):  # only root may give a file away; others keep their own ownership
-            os.chown(path, previous.st_uid, previous.st_gid)
-    os.chmod(path, stat.S_IMODE(previous.st_mode))  # after chown, which may clear set-id bits
-
-
-def _sync_directory(directory: Path) -> None:
-    """Make the rename itself durable; not possible (nor needed) everywhere, so best effort."""
-    with suppress(OSError, AttributeError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            os.fchown(fd, previous.st_uid, previous.st_gid)
+    os.fchmod(fd, stat.S_IMODE(previous.st_mode))  # after chown, which may clear set-id bits

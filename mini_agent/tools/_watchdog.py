@@ -10,9 +10,12 @@ file, the agent is gone, whatever the reason: the helper SIGKILLs every group it
 still carries the agent's token in its environment (`MINI_AGENT_WATCH`; Linux, /proc), which catches children
 that left their group with `setsid`, and exits.
 
+The agent also sends the path of its cgroup (process_tree.py), when it has one: every contained command ran in a
+cgroup beneath it, and the helper kills that whole subtree (`cgroup.kill`) and removes it.
+
 Limit: a process that leaves its group *and* drops the token from its environment (`env -i setsid ...`), or
 that some other service starts on the agent's behalf (systemd-run, a container runtime), is not the agent's to
-find; a sandbox's PID namespace covers those.
+find; a sandbox's PID namespace or the agent's cgroup covers those.
 
 The file runs as the helper with `python -I -S _watchdog.py` and then imports only the standard library.
 """
@@ -62,6 +65,14 @@ class Watchdog:
                     self._close()  # no helper possible (no fork, no interpreter): the next call tries again
             # Groups told to a helper that died are not told again: their ids may belong to someone else by now,
             # and what they still run carries the token, which the new helper looks for.
+
+    def watch_cgroup(self, path) -> None:
+        """Have the cgroup directory `path` (and the cgroups beneath it) killed and removed when the agent dies."""
+        with self._lock:
+            try:
+                self._send(os.fsencode(path) + b"\n")
+            except OSError:
+                self._close()
 
     def start(self) -> None:
         """Start the helper ahead of the first command (see preload.py), so that command does not wait for it."""
@@ -140,6 +151,7 @@ def _serve(token: str) -> None:
     # Groups that are never the agent's commands, whatever arrives on the pipe: init's, the agent's, our own.
     spared = {0, 1, os.getpgrp(), _group_of(os.getppid())}
     groups: set[int] = set()
+    cgroups: list[bytes] = []
     pending = b""
     while True:
         ready, _, _ = select.select([0], [], [], PRUNE_INTERVAL)
@@ -150,8 +162,11 @@ def _serve(token: str) -> None:
             *lines, pending = (pending + data).split(b"\n")
             groups.update(int(line) for line in lines if line.strip().isdigit())
             groups -= spared
+            cgroups += [line for line in lines if line.startswith(b"/") and b"/mini-agent-" in line]
         groups = {group for group in groups if _group_exists(group)}
     _kill_everything(groups, token)
+    for cgroup in cgroups:
+        _kill_cgroup(os.fsdecode(cgroup))
 
 
 def _group_of(pid: int) -> int:
@@ -177,6 +192,25 @@ def _kill_everything(groups: set[int], token: str) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def _kill_cgroup(path: str) -> None:
+    """Kill everything in the cgroup and beneath it, then remove the (emptied) directories, deepest first."""
+    try:
+        with open(os.path.join(path, "cgroup.kill"), "w") as kill:
+            kill.write("1")
+    except OSError:
+        return
+    for _ in range(100):  # the killed need a moment to leave; a directory with members cannot be removed
+        leftovers = [top for top, _, _ in os.walk(path, topdown=False)]
+        for directory in leftovers:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        if not os.path.isdir(path):
+            return
+        select.select([], [], [], 0.05)
 
 
 def _carriers(marker: bytes) -> list[int]:

@@ -60,6 +60,8 @@ class ToolContext:
     it outside. Set by the agent around each exec call."""
     secrets: SecretSet | None = field(default=None, repr=False)
     """The session's known secrets: read_file adds the values of the credential files it reads."""
+    checked_paths: dict[str, tuple[Path, Path]] = field(default_factory=dict, repr=False)
+    """Path arguments as the permission policy last resolved them: text -> (working directory, resolved path)."""
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     """Set when Ctrl-C stopped a reply's calls while some still ran in worker threads, which the interrupt does
     not reach: a long-running one (a sub-agent) checks it and stops."""
@@ -67,6 +69,23 @@ class ToolContext:
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""
         return resolve_path(self.cwd, path)
+
+    def pin(self, text: str, resolved: Path) -> None:
+        """Record what the permission policy resolved a path argument to (from the current directory)."""
+        with self.lock:
+            self.checked_paths[text] = (self.cwd, resolved)
+
+    def checked(self, text: str) -> Path:
+        """The resolved path a file tool must open for this argument: the one the policy judged, else (a tool run
+        without the policy) the path resolved now. See _exact.py."""
+        with self.lock:
+            pinned = self.checked_paths.get(text)
+        if pinned is not None and pinned[0] == self.cwd:
+            return pinned[1]
+        try:
+            return Path(os.path.realpath(self.resolve(text)))
+        except OSError:  # a link swapped for a file while realpath read it: opening what is written refuses a link
+            return self.resolve(text)
 
     def remember(self, path: Path, data: bytes | None = None) -> None:
         """Record that the agent has seen this file as it is on disk now (after a read or its own write).

@@ -16,6 +16,7 @@ from mini_agent.tools._files import (
     parent_problem,
     require_regular_file,
 )
+from mini_agent.tools._exact import read_exact
 from mini_agent.tools._textfile import Encoding, LfView, count_lines, decode_file, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
@@ -52,7 +53,7 @@ class _Edit:
 def _check(ctx: ToolContext, path: str, old_string: str, new_string: str, replace_all: bool = False) -> None:
     """Everything edit_file checks, nothing written: a doomed edit is refused before anyone is asked."""
     target = ctx.resolve(path)
-    if _plan(ctx, target, old_string, new_string, replace_all) is None:
+    if _plan(ctx, target, ctx.checked(path), old_string, new_string, replace_all) is None:
         _creatable(target)
 
 
@@ -72,20 +73,23 @@ def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str
         new_string: The text to put in its place (must differ from old_string).
         replace_all: Replace every occurrence of old_string instead of requiring exactly one.
     """
-    target = ctx.resolve(path)
-    edit = _plan(ctx, target, old_string, new_string, replace_all)
+    target, real = ctx.resolve(path), ctx.checked(path)
+    edit = _plan(ctx, target, real, old_string, new_string, replace_all)
     if edit is None:
-        return _create(ctx, target, new_string)
+        return _create(ctx, target, real, new_string)
     try:
-        write_atomic(target, edit.data, ctx.data_dir)
+        write_atomic(real, edit.data, ctx.data_dir)
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "write")) from None
     ctx.remember(target, edit.data)
     return _report(target, edit.before, _lf(edit.new_text), edit.spans, edit.new)
 
 
-def _plan(ctx: ToolContext, target: Path, old_string: str, new_string: str, replace_all: bool) -> _Edit | None:
-    """The edit as it would be written, or None for a creation; ToolError when it cannot succeed."""
+def _plan(
+    ctx: ToolContext, target: Path, real: Path, old_string: str, new_string: str, replace_all: bool
+) -> _Edit | None:
+    """The edit as it would be written (the file read at `real`, the resolved `target`), or None for a creation;
+    ToolError when it cannot succeed."""
     if old_string == new_string:
         raise ToolError("old_string and new_string are identical, so the edit would change nothing.")
     if not old_string:
@@ -101,7 +105,7 @@ def _plan(ctx: ToolContext, target: Path, old_string: str, new_string: str, repl
             f"{target} is {size:,} bytes; edit_file holds the whole file in memory, so it edits files up to "
             f"{MAX_EDIT_BYTES // 2**20} MB. Use bash for this one (e.g. `sed -i` on the lines you found with grep -n)."
         )
-    data = _read_bytes(target)
+    data = _read_bytes(target, real)
     ctx.require_fresh(target, data)
     original, encoding = decode_file(target, data)
     view = LfView(original)
@@ -130,13 +134,13 @@ def _creatable(target: Path) -> bool:
     return True
 
 
-def _create(ctx: ToolContext, target: Path, content: str) -> str:
+def _create(ctx: ToolContext, target: Path, real: Path, content: str) -> str:
     creating = _creatable(target)
     if creating:
-        ensure_parent_directory(target)
+        ensure_parent_directory(real)
     data = _encode(target, content, Encoding("utf-8"))
     try:
-        write_atomic(target, data, ctx.data_dir)
+        write_atomic(real, data, ctx.data_dir)
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "write")) from None
     ctx.remember(target, data)
@@ -145,9 +149,9 @@ def _create(ctx: ToolContext, target: Path, content: str) -> str:
     return f"{verb} {target} ({lines} line{'s' if lines != 1 else ''})."
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, real: Path) -> bytes:
     try:
-        return path.read_bytes()
+        return read_exact(real)
     except OSError as exc:
         raise ToolError(os_error_message(exc, path, "read")) from None
 

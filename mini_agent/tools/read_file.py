@@ -20,6 +20,7 @@ from mini_agent.tools._files import (
     os_error_message,
     require_regular_file,
 )
+from mini_agent.tools._exact import open_exact, regular
 from mini_agent.tools._textfile import SAMPLE_BYTES, Encoding, sniff_encoding
 from mini_agent.tools.base import ToolContext, ToolError, tool
 
@@ -64,10 +65,12 @@ def read_file(
         limit: The maximum number of lines to return (at most 2000).
     """
     target = ctx.resolve(path)
-    info = require_regular_file(target)
+    require_regular_file(target)
     data = None
     try:
-        with open(target, "rb") as raw:
+        fd = open_exact(ctx.checked(path), os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as raw:
+            info = regular(fd)
             source: BinaryIO = raw
             if info.st_size <= COUNT_TOTAL_MAX_BYTES:  # read once: paged from memory, and hashed for the stamp
                 data = raw.read()
@@ -76,7 +79,7 @@ def read_file(
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "read")) from None
     ctx.remember(target, data)
-    if ctx.secrets is not None and secret_reason(os.path.realpath(target)):
+    if ctx.secrets is not None and secret_reason(ctx.checked(path)):
         ctx.secrets.harvest(target, str(path))  # before the page goes out: the agent masks what it knows
     return page
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
 from mini_agent.tools._arguments import PathText
+from mini_agent.tools._exact import open_exact
 from mini_agent.tools._files import ensure_parent_directory, os_error_message, parent_problem, require_regular_file
 from mini_agent.tools._textfile import SAMPLE_BYTES, UTF8, count_lines, dominant_newline, sniff_encoding, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool
@@ -41,16 +43,16 @@ def write_file(ctx: ToolContext, path: PathText, content: str) -> str:
         path: The file to write, absolute or relative to the working directory.
         content: The complete new content of the file.
     """
-    target = ctx.resolve(path)
+    target, real = ctx.resolve(path), ctx.checked(path)
     exists = _existing_file(target)
     if exists:
         ctx.require_fresh(target)
-        data, note = _encode_like(target, content)
+        data, note = _encode_like(target, real, content)
     else:
-        ensure_parent_directory(target)
+        ensure_parent_directory(real)
         data, note = content.encode("utf-8"), ""
     try:
-        write_atomic(target, data, ctx.data_dir)
+        write_atomic(real, data, ctx.data_dir)
     except OSError as exc:
         raise ToolError(os_error_message(exc, target, "write")) from None
     ctx.remember(target, data)
@@ -72,10 +74,11 @@ def _existing_file(path: Path) -> bool:
     return True
 
 
-def _encode_like(path: Path, content: str) -> tuple[bytes, str]:
-    """The content in the existing file's encoding and line endings; a note when that is not UTF-8 with LF."""
+def _encode_like(path: Path, real: Path, content: str) -> tuple[bytes, str]:
+    """The content in the existing file's encoding and line endings (the file at `real`, the resolved `path`);
+    a note when that is not UTF-8 with LF."""
     try:
-        with open(path, "rb") as stream:
+        with os.fdopen(open_exact(real, os.O_RDONLY | os.O_NONBLOCK), "rb") as stream:
             sample = stream.read(SAMPLE_BYTES)
     except OSError as exc:
         raise ToolError(os_error_message(exc, path, "read")) from None

@@ -52,6 +52,7 @@ def print_sandbox(settings: Settings, cwd: Path, as_json: bool, out: TextIO) -> 
 def run_confined(settings: Settings, argv: list[str], level: Level, network: bool, cwd: Path) -> int:
     """Run `argv` confined in `cwd` as the agent's commands are, its output going straight to ours; its exit
     status (128+N if killed)."""
+    from mini_agent.process_tree import Lineage
     from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine
     from mini_agent.tools._process import child_environment
 
@@ -63,8 +64,10 @@ def run_confined(settings: Settings, argv: list[str], level: Level, network: boo
         print(f"mini-agent: {exc}", flush=True)
         return 1
     process = None
+    lineage = Lineage(launch.contained)
     try:
-        process = subprocess.Popen(launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn)
+        # In our process group: the terminal's Ctrl-C reaches it as it reaches us.
+        process = lineage.spawn(launch.argv, launch.preexec_fn, new_session=False, cwd=cwd, env=launch.env)
         returncode = process.wait()
     except FileNotFoundError as exc:
         print(f"mini-agent: could not start {argv[0]}: {exc}", flush=True)
@@ -74,5 +77,7 @@ def run_confined(settings: Settings, argv: list[str], level: Level, network: boo
             process.wait()
         return 130
     finally:
+        lineage.kill(grace=0)  # what it left behind goes with it
+        lineage.close()
         launch.cleanup()
     return returncode if returncode >= 0 else 128 - returncode

@@ -27,6 +27,9 @@ class Launch:
     env: dict[str, str]
     preexec_fn: Callable[[], None] | None
     mechanism: str = ""
+    contained: bool = True
+    """Whether the caller must kill what the command leaves behind (process_tree.Lineage): every mechanism but
+    bubblewrap, whose PID namespace dies with the command."""
     tmpdir: Path | None = None
     _base: Path | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
@@ -67,6 +70,7 @@ def confine(
 
             hide_with = bubblewrap.placeholders(base)
             launch.argv = bubblewrap.command(found.executable or "bwrap", resolved, cwd, argv, hide_with)
+            launch.contained = False
         elif found.name == "landlock":
             from mini_agent.safety.sandbox import landlock
 
