@@ -164,7 +164,7 @@ def resolve(
         settings = Settings(**values)  # type: ignore[arg-type]
     except TypeError as exc:
         raise ConfigError(f"Unknown setting: {exc}.") from None
-    check_settings(settings)
+    check_settings(settings, layers.sources)
     return Resolved(settings, layers.sources, tuple(layers.notices), used)
 
 
