@@ -52,7 +52,11 @@ class Settings:
     retry_base_delay: float = 1.0
     """First backoff delay in seconds; doubles per retry, with jitter (MINI_AGENT_RETRY_BASE_DELAY)."""
     request_timeout: float = 600.0
-    """Seconds without progress before a request is abandoned (MINI_AGENT_TIMEOUT)."""
+    """Seconds a request may take to connect and be sent (MINI_AGENT_TIMEOUT)."""
+    stream_idle_timeout: float = 120.0
+    """Seconds a reply may send nothing (no header, no event; Anthropic sends a ping every few seconds) before
+    the attempt is abandoned and retried (MINI_AGENT_STREAM_IDLE_TIMEOUT): a stalled stream is noticed in two
+    minutes, not ten. A local server that reads a long prompt before its first token may need more."""
     context_window: int | None = None
     """Context window in tokens (MINI_AGENT_CONTEXT_WINDOW); unset: what the endpoint says (provider/discovery.py),
     else DEFAULT_CONTEXT_WINDOW."""
@@ -153,6 +157,7 @@ _LIMITS: tuple[tuple[str, object, str, str], ...] = (
     ("max_retries", lambda v: 0 <= v <= 100, "a whole number from 0 to 100", "4"),
     ("retry_base_delay", lambda v: 0 <= v <= 600, "a number of seconds from 0 to 600", "1.0"),
     ("request_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "600"),
+    ("stream_idle_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "120"),
     ("context_timeout", lambda v: 0 < v <= 600, "a number of seconds above 0 (at most 600)", "0.5"),
     ("mcp_timeout", lambda v: 0 < v <= 3600, "a number of seconds above 0 (at most 3600)", "10"),
     ("context_budget", lambda v: 0 <= v <= 1, "a share of the window between 0 and 1", "0.1"),
