@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -191,10 +193,17 @@ class Agent:
             try:
                 reply = self.provider.complete(self.request(), self.emit)
             except ContextOverflow as exc:
-                if not self.keeper.overflowed(self.session, self.emit):
+                # Sent again once whenever compaction changed the conversation, whatever it measured: the server's
+                # error proved the request too big even when its usage reports (a router's zeros) said otherwise.
+                before = self._conversation_text()
+                self.keeper.overflowed(self.session, self.emit)
+                if self._conversation_text() == before:
                     raise ContextOverflow(f"{exc} {OVERFLOW_ADVICE}") from None
                 self._streamed = []
-                reply = self.provider.complete(self.request(), self.emit)
+                try:
+                    reply = self.provider.complete(self.request(), self.emit)
+                except ContextOverflow as again:
+                    raise ContextOverflow(f"{again} {OVERFLOW_ADVICE}") from None
         except KeyboardInterrupt:
             raise  # what streamed so far stays for `_keep_partial`
         except BaseException:
@@ -202,6 +211,10 @@ class Agent:
             raise
         self._streamed = None
         return reply
+
+    def _conversation_text(self) -> str:
+        """What compaction can change of a request, as text: compacting may edit messages in place."""
+        return json.dumps([self.session.messages, self.session.hints], sort_keys=True, default=str)
 
     def _endpoint_notices(self) -> None:
         """What the endpoint said about itself that the human must know (e.g. a window too small), once."""
@@ -211,6 +224,15 @@ class Agent:
     def window(self) -> int:
         """The context window: the user's setting, else what the endpoint said (waited for on first use)."""
         return self.settings.context_window or self._endpoint().window or DEFAULT_CONTEXT_WINDOW
+
+    def window_source(self) -> str:
+        """Where `window()` comes from, for /context: a proxy's own table can differ from its upstream's."""
+        if self.settings.context_window:
+            return "your setting (context_window)"
+        endpoint = self._endpoint()
+        if endpoint.window:
+            return f"the endpoint: {endpoint.source or 'its own answer'}"
+        return "the default: the endpoint did not say (set context_window if it differs)"
 
     def output_limit(self) -> int:
         """Output tokens a reply may use. Where prompt and reply share the window (vLLM, llama.cpp, Ollama), a

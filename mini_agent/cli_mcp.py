@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         scope: str = typer.Option("user", "--scope", help="user (your config) | project (.mini-agent/config.toml)."),
     ) -> None:
         """Add a server to your config (or the project's), e.g. `mcp add fs -- npx -y server-filesystem .`"""
-        from mini_agent.mcp.edit import add_server, server_toml
+        from mini_agent.mcp.edit import add_server, server_table
 
         if bool(url) == bool(command):
             fail("Give either a command (after --) or --url.")
@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         headers = {key.strip(): value.strip() for key, _, value in (item.partition(":") for item in header)}
         path = _config_path(scope)
         try:
-            add_server(path, name, server_toml(name, command or [], pairs, url, headers))
+            add_server(path, name, server_table(command or [], pairs, url, headers))
         except MiniAgentError as exc:
             fail(str(exc))
         print(f"Added the MCP server {name} to {path}.")

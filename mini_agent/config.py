@@ -36,6 +36,7 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "max_tokens": int,
     "max_retries": int,
     "request_timeout": (int, float),
+    "stream_idle_timeout": (int, float),
     "context_window": int,
     "context_budget": (int, float),
     "compact_threshold": (int, float),
@@ -65,6 +66,7 @@ ENV_NUMBERS = {
     "max_retries": ("MINI_AGENT_MAX_RETRIES", int),
     "retry_base_delay": ("MINI_AGENT_RETRY_BASE_DELAY", float),
     "request_timeout": ("MINI_AGENT_TIMEOUT", float),
+    "stream_idle_timeout": ("MINI_AGENT_STREAM_IDLE_TIMEOUT", float),
     "context_window": ("MINI_AGENT_CONTEXT_WINDOW", int),
     "context_budget": ("MINI_AGENT_CONTEXT_BUDGET", float),
     "compact_threshold": ("MINI_AGENT_COMPACT_THRESHOLD", float),
@@ -164,7 +166,7 @@ def resolve(
         settings = Settings(**values)  # type: ignore[arg-type]
     except TypeError as exc:
         raise ConfigError(f"Unknown setting: {exc}.") from None
-    check_settings(settings)
+    check_settings(settings, layers.sources)
     return Resolved(settings, layers.sources, tuple(layers.notices), used)
 
 

@@ -57,7 +57,11 @@ def read_toml(path: Path) -> dict:
     except FileNotFoundError:
         return {}
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
+        raise ConfigError(f"{path} is not valid TOML: {exc}; fix that line or move the file away.") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); save it as UTF-8."
+        ) from None
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
 

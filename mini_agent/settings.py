@@ -52,7 +52,11 @@ class Settings:
     retry_base_delay: float = 1.0
     """First backoff delay in seconds; doubles per retry, with jitter (MINI_AGENT_RETRY_BASE_DELAY)."""
     request_timeout: float = 600.0
-    """Seconds without progress before a request is abandoned (MINI_AGENT_TIMEOUT)."""
+    """Seconds a request may take to connect and be sent (MINI_AGENT_TIMEOUT)."""
+    stream_idle_timeout: float = 120.0
+    """Seconds a reply may send nothing (no header, no event; Anthropic sends a ping every few seconds) before
+    the attempt is abandoned and retried (MINI_AGENT_STREAM_IDLE_TIMEOUT): a stalled stream is noticed in two
+    minutes, not ten. A local server that reads a long prompt before its first token may need more."""
     context_window: int | None = None
     """Context window in tokens (MINI_AGENT_CONTEXT_WINDOW); unset: what the endpoint says (provider/discovery.py),
     else DEFAULT_CONTEXT_WINDOW."""
@@ -146,20 +150,50 @@ def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
     )
 
 
-def check_settings(settings: Settings) -> None:
+# What each checked number must be: (setting, test, what it must be, an example of a good value).
+_LIMITS: tuple[tuple[str, object, str, str], ...] = (
+    ("max_steps", lambda v: 1 <= v <= 100_000, "a whole number from 1 to 100000", "50"),
+    ("max_tokens", lambda v: 1 <= v <= 10_000_000, "a whole number from 1 to 10000000", "8192"),
+    ("max_retries", lambda v: 0 <= v <= 100, "a whole number from 0 to 100", "4"),
+    ("retry_base_delay", lambda v: 0 <= v <= 600, "a number of seconds from 0 to 600", "1.0"),
+    ("request_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "600"),
+    ("stream_idle_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "120"),
+    ("context_timeout", lambda v: 0 < v <= 600, "a number of seconds above 0 (at most 600)", "0.5"),
+    ("mcp_timeout", lambda v: 0 < v <= 3600, "a number of seconds above 0 (at most 3600)", "10"),
+    ("context_budget", lambda v: 0 <= v <= 1, "a share of the window between 0 and 1", "0.1"),
+    ("compact_threshold", lambda v: 0 <= v <= 1, "a share of the window between 0 and 1", "0.8"),
+    ("context_window", lambda v: v is None or 1024 <= v <= 100_000_000, "at least 1024 tokens", "200000"),
+)
+
+
+def check_settings(settings: Settings, sources: Mapping[str, str] | None = None) -> None:
+    """Every value in range; an error names where the bad value was set (file and key, variable or flag) and
+    what to write instead. NaN fails every range test, so it is refused too."""
+    sources = sources or {}
     if settings.permission_mode not in (*PERMISSION_MODES, "bypass"):
+        where = _where("permission_mode", sources)
         raise ConfigError(
-            f"Unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}."
+            f"{where}: unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}."
         )
-    for name in ("max_steps", "max_tokens"):
-        if getattr(settings, name) < 1:
-            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1.")
-    for name in ("context_budget", "compact_threshold"):
-        if not 0 <= getattr(settings, name) <= 1:
-            raise ConfigError(f"--{name.replace('_', '-')} must be a share of the window between 0 and 1.")
-    if settings.context_window is not None and settings.context_window < 1024:
-        raise ConfigError(f"The context window must be at least 1024 tokens, got {settings.context_window}.")
-    if settings.max_retries < 0:
-        raise ConfigError("--max-retries cannot be negative.")
+    for name, within, requirement, example in _LIMITS:
+        value = getattr(settings, name)
+        if not within(value):
+            where = _where(name, sources)
+            fix = f"{name} = {example}" if " in " in where else example
+            raise ConfigError(f"{where} must be {requirement}, got {value!r}; for example {fix}.")
     if not settings.base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"The base URL must start with http:// or https://, got {settings.base_url!r}.")
+        where = _where("base_url", sources)
+        raise ConfigError(f"{where}: the base URL must start with http:// or https://, got {settings.base_url!r}.")
+
+
+def _where(name: str, sources: Mapping[str, str]) -> str:
+    """How the user set a setting: `max_steps in /home/u/.config/mini-agent/config.toml`, `MINI_AGENT_TIMEOUT`,
+    `--max-steps`, or the setting's name when it came from a provider preset or a default."""
+    source = sources.get(name, "")
+    if source.startswith("--"):
+        return source
+    if source.startswith("env "):
+        return source[len("env ") :]
+    if source and not source.startswith("provider "):
+        return f"{name} in {source}"
+    return name

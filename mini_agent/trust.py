@@ -5,7 +5,6 @@ its name and the hash of its definition, so a changed command or URL asks again.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Protocol
@@ -39,26 +38,36 @@ class TrustStore:
         return self._read().get(thing.source, {}).get(thing.name) == thing.digest()
 
     def trust(self, thing: Trusted) -> None:
-        """Remember the human's yes for this exact definition."""
-        import tempfile
+        """Remember the human's yes for this exact definition. Locked across processes and written whole
+        (file_update): two agents trusting at once each keep the other's answer."""
+        from mini_agent.file_update import update_text
+
+        def change(before: str) -> str:
+            data = self._parsed(before) if before else self._read()  # the first write carries the older file over
+            data.setdefault(thing.source, {})[thing.name] = thing.digest()
+            return json.dumps(data, indent=1, sort_keys=True)
 
         with self._lock:
-            data = self._read()
-            data.setdefault(thing.source, {})[thing.name] = thing.digest()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Written whole and renamed: two agents starting at once must not leave half a file.
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(data, stream, indent=1, sort_keys=True)
-            os.replace(temporary, self.path)
+            update_text(self.path, change)
 
     def _read(self) -> dict[str, dict[str, str]]:
         for path in (self.path, self.path.with_name(EARLIER_FILE)):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                text = path.read_text(encoding="utf-8")
             except FileNotFoundError:
                 continue
             except (OSError, ValueError):
                 return {}
-            return data if isinstance(data, dict) else {}
+            return self._parsed(text)
         return {}
+
+    @staticmethod
+    def _parsed(text: str) -> dict[str, dict[str, str]]:
+        """Trust as stored; anything unreadable trusts nothing (the human is asked again), never a crash."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {source: names for source, names in data.items() if isinstance(names, dict)}

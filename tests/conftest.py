@@ -76,6 +76,7 @@ def settings_for(tmp_path):
             retry_base_delay=0.01,
             max_retries=2,
             request_timeout=10.0,
+            stream_idle_timeout=10.0,
             cwd=tmp_path,
             user_dir=tmp_path / "mini-agent-home",
             data_dir=tmp_path / "mini-agent-home",

@@ -57,6 +57,8 @@ class Reply:
     cut_after_events: int | None = None
     error_event_after: int | None = None
     delay: float = 0.0
+    stall_after_events: int | None = None
+    """Send this many events, then nothing more until the client gives up (a stream that stalls mid-way)."""
     event_delay: float = 0.0
     """Seconds between streamed events, to pace a reply like a real model does."""
     model: str = "claude-test"
@@ -343,6 +345,10 @@ class FakeAnthropicAPI:
                         self.wfile.write(frame[: len(frame) // 2])
                         self.wfile.flush()
                         self.connection.shutdown(2)
+                        return
+                    if reply.stall_after_events is not None and count == reply.stall_after_events:
+                        self.wfile.flush()
+                        self.connection.recv(1)  # returns when the client closes the connection (or sends)
                         return
                     if reply.event_delay and count:
                         time.sleep(reply.event_delay)

@@ -168,3 +168,12 @@ def test_config_says_where_a_presets_missing_model_comes_from(run_cli):
     assert "what the endpoint reports" in lines["context_window"]
     # Flags of one run (--compact, --compact-focus, --trace) are no settings: config does not list them.
     assert not {"compact_first", "compact_focus", "trace"} & set(lines)
+
+
+def test_litellms_window_is_said_to_come_from_its_own_model_map():
+    from mini_agent.model.discovery import discover
+
+    pages = PAGES["litellm"]()
+    model, window = expected("litellm")
+    found = discover("litellm", model, lambda method, path, body: pages[f"{method} {path}"])
+    assert found.window == window and found.source.startswith("LiteLLM's model map")

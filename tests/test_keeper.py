@@ -194,3 +194,24 @@ def test_git_state_is_refreshed_after_a_write(api, settings_for, tmp_path):
     second = api.message_requests[2]["messages"][-1]["content"]
     second_git = next(b["text"] for b in second if "git_state" in b["text"][:30])
     assert "new.txt" not in first_git and "new.txt" in second_git
+
+
+def test_a_router_that_reports_zero_tokens_still_gets_an_overflow_compacted_and_retried(api, settings_for, tmp_path):
+    for index in range(3):
+        (tmp_path / f"f{index}.txt").write_text(f"line of file {index}\n" * 400)
+    zero = {"input_tokens": 0, "output_tokens": 0}  # a router that does not count, as some gateways send
+    api.script(
+        *[answer(tool_use("read_file", {"path": f"f{i}.txt"}), usage=zero) for i in range(3)],
+        answer("Read them all.", usage=zero),
+        failure(*OVERFLOWS["anthropic"]),
+        answer("Fine now.", usage=zero),
+    )
+    agent, events = make(api, settings_for)
+    agent.run_turn("Read f0.txt, f1.txt and f2.txt. Never delete data.")
+    result = agent.run_turn("Continue.")
+    assert result.text == "Fine now."
+    overflowed, retried = api.message_requests[4:]
+    assert len(str(retried["messages"])) < len(str(overflowed["messages"])) // 2  # the old reads were cleared
+    assert next(e.report for e in events if isinstance(e, Compacted)).trigger == "overflow"
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert sum("did not say how many tokens" in text for text in notices) == 1  # said once, not per reply

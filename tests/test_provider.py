@@ -161,6 +161,20 @@ def test_a_stream_cut_mid_way_is_discarded_and_retried_on_the_same_body(api, set
     assert api.message_requests[0] == api.message_requests[1]
 
 
+def test_a_stream_that_stalls_mid_way_is_abandoned_after_the_idle_timeout_and_retried(api, settings_for):
+    from fake_api import Reply
+
+    stalled = answer("This attempt stalls after a few events")
+    api.script(Reply(content=stalled.content, stall_after_events=3), answer("Second attempt, whole."))
+    # The whole-request timeout stays long: only the idle time between two events may cut the attempt short.
+    provider, _ = provider_for(api, settings_for, request_timeout=600.0, stream_idle_timeout=0.5)
+    events = []
+    reply = provider.complete(request(), events.append)
+    assert reply.message["content"] == [{"type": "text", "text": "Second attempt, whole."}]
+    (discarded,) = [e for e in events if isinstance(e, ReplyDiscarded)]
+    assert "stalled" in discarded.reason and "stream_idle_timeout" in discarded.reason
+
+
 def test_retries_are_bounded_and_the_message_names_the_endpoint(api, settings_for):
     api.script(*[failure(529, "overloaded_error", "Overloaded") for _ in range(3)])
     provider, delays = provider_for(api, settings_for, max_retries=2)
@@ -208,8 +222,8 @@ def test_a_hung_endpoint_times_out(api, settings_for):
     slow = answer("too late")
     slow.delay = 3
     api.script(slow)
-    provider, _ = provider_for(api, settings_for, request_timeout=0.5, max_retries=0)
-    with pytest.raises(ProviderError, match="timed out"):
+    provider, _ = provider_for(api, settings_for, stream_idle_timeout=0.5, max_retries=0)
+    with pytest.raises(ProviderError, match="sent nothing for too long .*stream_idle_timeout"):
         provider.complete(request(), lambda e: None)
 
 

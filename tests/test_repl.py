@@ -55,6 +55,7 @@ def test_a_session_answer_edit_undo_context_cost_and_continue(api, tmp_path):
     child.expect(r"of 200,000 tokens")
     child.expect(r"tool schemas\s+[\d,]+")
     child.expect(r"free space\s+[\d,]+")
+    child.expect(r"window of 200,000 tokens is from the default: the endpoint did not say")
     child.expect(PROMPT)
     child.sendline("/cost")
     child.expect(r"input [\d,]+ · output [\d,]+")

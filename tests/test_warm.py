@@ -7,6 +7,7 @@ import ctypes
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -338,3 +339,83 @@ def test_version_and_help_answer_without_typer_and_help_matches_typer(tmp_path, 
     trace = command(["--help"], {**env, "PYTHONVERBOSE": "1"}).stderr.decode()
     assert "import 'typer" not in trace and "import 'anthropic" not in trace
     assert json.loads(json.dumps(status(env)))["warm server"] == "not running"  # neither started a server
+
+
+def _unshare_works() -> bool:
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _unshare_works(), reason="cannot make a network namespace here")
+def test_a_run_in_another_network_namespace_runs_there_not_in_the_server(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    api.script(answer("Reached from the server's network."))
+    done = subprocess.run(
+        ["unshare", "-n", str(BIN), "-p", "hi"], env=env, cwd=tmp_path, capture_output=True, timeout=90
+    )
+    # Inside the namespace the loopback model does not exist: the run must fail to reach it, as a run of its own.
+    assert done.returncode != 0 and b"Reached" not in done.stdout
+    assert b"Cannot connect" in done.stderr
+    assert served(env) == before
+    api.replies.clear()
+
+
+def test_a_run_with_other_resource_limits_runs_on_its_own(api, tmp_path, runtime):
+    import resource
+
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    api.script(answer("Fine."))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lower = min(soft, 512) - 1
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lower, hard))
+
+    done = subprocess.run(
+        [str(BIN), "-p", "hi"], env=env, cwd=tmp_path, capture_output=True, timeout=90, preexec_fn=limited
+    )
+    assert (done.returncode, done.stdout) == (0, b"Fine.\n")
+    assert served(env) == before  # a worker forked from the server would have had the server's limits
+
+
+def test_the_worker_dies_with_its_supervisor(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    server = start(env)
+    marker = tmp_path / "started"
+    api.script(answer(tool_use("bash", {"command": f"touch {marker}; sleep 120"})), answer("never"))
+    client = subprocess.Popen(
+        [str(BIN), "-p", "go", "--allow", "bash"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+    )
+    try:
+        watcher = os.pidfd_open(client.pid)
+        while not marker.exists():  # the command runs: the worker is at work
+            assert client.poll() is None, client.stderr.read().decode()
+            select.select([watcher], [], [], 0.05)
+        supervisor = next(pid for pid in _children(server))
+        (worker,) = _children(supervisor)
+        os.kill(supervisor, signal.SIGKILL)
+        gone = os.pidfd_open(worker)
+        ready, _, _ = select.select([gone], [], [], 60)  # an event, not a clock: the pidfd turns readable at exit
+        assert ready, "the worker outlived its supervisor"
+        assert client.wait(timeout=60) == 1
+    finally:
+        client.kill()
+        client.wait()
+        api.replies.clear()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found

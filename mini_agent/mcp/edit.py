@@ -1,79 +1,91 @@
-"""`mini-agent mcp add|remove`: a server's table appended to, or cut from, a config.toml, leaving the rest of
-the file (comments, order) as the user wrote it; checked by reading the file back."""
+"""`mini-agent mcp add|remove`: a server's table added to, or cut from, a config.toml or `.mcp.json`, leaving the
+rest of the file (comments, order, the user's other settings) as the user wrote it. The TOML is edited with
+tomlkit, which keeps comments; every change is locked and atomic (file_update), and the result is read back as
+the agent will read it before it is written."""
 
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from pathlib import Path
 
 from mini_agent.errors import ConfigError
+from mini_agent.file_update import update_text
 from mini_agent.mcp.servers import servers_in_table
 
 
-def _string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
-
-
-def _table(pairs: dict[str, str]) -> str:
-    return "{ " + ", ".join(f"{_string(key)} = {_string(value)}" for key, value in pairs.items()) + " }"
-
-
-def server_toml(name: str, command: list[str], env: dict[str, str], url: str, headers: dict[str, str]) -> str:
-    lines = [f"[mcp_servers.{name}]"]
+def server_table(command: list[str], env: dict[str, str], url: str, headers: dict[str, str]) -> dict[str, object]:
+    """A server's definition as the keys of its `[mcp_servers.NAME]` table."""
     if url:
-        lines.append(f"url = {_string(url)}")
-        if headers:
-            lines.append(f"headers = {_table(headers)}")
-    else:
-        lines.append(f"command = {_string(command[0])}")
-        if command[1:]:
-            lines.append("args = [" + ", ".join(_string(arg) for arg in command[1:]) + "]")
-        if env:
-            lines.append(f"env = {_table(env)}")
-    return "\n".join(lines) + "\n"
+        return {"url": url, **({"headers": headers} if headers else {})}
+    table: dict[str, object] = {"command": command[0]}
+    if command[1:]:
+        table["args"] = command[1:]
+    if env:
+        table["env"] = env
+    return table
 
 
-def add_server(path: Path, name: str, text: str) -> None:
-    """Append a server's table; refuses a name the file already defines."""
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    data = _parse(before, path)
-    if name in data.get("mcp_servers", {}):
-        raise ConfigError(f"{path} already defines the MCP server {name}; remove it first.")
-    after = before + ("\n" if before and not before.endswith("\n\n") else "") + text
-    servers_in_table(_parse(after, path), "user", path)  # the new definition must be one the agent can read
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(after, encoding="utf-8")
+def add_server(path: Path, name: str, definition: dict[str, object]) -> None:
+    """Add a server's table; refuses a name the file already defines."""
+
+    def change(before: str) -> str:
+        import tomlkit  # only `mcp add|remove` edit TOML
+
+        document = _parsed(before, path, tomlkit.parse)
+        servers = document.get("mcp_servers")
+        if servers is None:
+            servers = document["mcp_servers"] = tomlkit.table(is_super_table=True)
+        elif not isinstance(servers, dict):
+            raise ConfigError(f"mcp_servers in {path} is not a table; fix it by hand first.")
+        if name in servers:
+            raise ConfigError(f"{path} already defines the MCP server {name}; remove it first.")
+        table = tomlkit.table()
+        for key, value in definition.items():
+            if isinstance(value, dict):
+                inline = tomlkit.inline_table()
+                inline.update(value)
+                value = inline
+            table[key] = value
+        servers[name] = table
+        after = tomlkit.dumps(document)
+        servers_in_table(_parsed(after, path, tomllib.loads), "user", path)  # one the agent can read
+        return after
+
+    update_text(path, change)
 
 
 def remove_server(path: Path, name: str) -> None:
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    if name not in _parse(before, path).get("mcp_servers", {}):
-        raise ConfigError(f"{path} defines no MCP server {name}.")
-    header = re.compile(rf"^\s*\[\s*mcp_servers\s*\.\s*(?:{re.escape(name)}|\"{re.escape(name)}\")\s*(\]|\.)")
-    kept, skipping = [], False
-    for line in before.splitlines(keepends=True):
-        if line.lstrip().startswith("["):
-            skipping = bool(header.match(line))
-        if not skipping:
-            kept.append(line)
-    after = "".join(kept)
-    if name in _parse(after, path).get("mcp_servers", {}):
-        raise ConfigError(f"The MCP server {name} is not a [mcp_servers.{name}] table in {path}; edit the file.")
-    path.write_text(after, encoding="utf-8")
+    def change(before: str) -> str:
+        import tomlkit
+
+        document = _parsed(before, path, tomlkit.parse)
+        servers = document.get("mcp_servers")
+        if not isinstance(servers, dict) or name not in servers:
+            raise ConfigError(f"{path} defines no MCP server {name}.")
+        del servers[name]
+        return tomlkit.dumps(document)
+
+    update_text(path, change)
 
 
 def remove_from_mcp_json(path: Path, name: str) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if name not in data.get("mcpServers", {}):
-        raise ConfigError(f"{path} defines no MCP server {name}.")
-    del data["mcpServers"][name]
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    def change(before: str) -> str:
+        try:
+            data = json.loads(before)
+        except ValueError as exc:
+            raise ConfigError(f"{path} is not valid JSON: {exc}; fix it by hand first.") from None
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(servers, dict) or name not in servers:
+            raise ConfigError(f"{path} defines no MCP server {name}.")
+        del servers[name]
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    update_text(path, change)
 
 
-def _parse(text: str, path: Path) -> dict:
+def _parsed(text: str, path: Path, parse):
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
+        return parse(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError and tomlkit.exceptions.ParseError
+        raise ConfigError(f"{path} is not valid TOML: {exc}; fix it by hand first.") from None

@@ -94,10 +94,16 @@ class AnthropicProvider:
                     auth_token=None if self.settings.api_key else self.settings.auth_token,
                     base_url=self.settings.base_url,
                     max_retries=0,  # faults.py owns the retry policy
-                    timeout=self.settings.request_timeout,
+                    timeout=self._timeout(),
                     **({"http_client": shared} if type(shared).__module__.startswith("httpx2") else {}),
                 )
             return self._client
+
+    def _timeout(self) -> Any:
+        """The read timeout is the idle time between two pieces of a reply, so a stream that stalls mid-way is
+        abandoned (and retried) after stream_idle_timeout, however long the reply as a whole runs."""
+        settings = self.settings
+        return self._library.Timeout(settings.request_timeout, read=min(settings.stream_idle_timeout, 86_400))
 
     def _http(self) -> Any:
         """One HTTP client for the lookups and the SDK, made with the SDK's own HTTP library (httpx2): no second
@@ -113,10 +119,11 @@ class AnthropicProvider:
                 secure = self.settings.base_url.startswith("https://")
                 # Plain http loads no certificates (~50 ms of start-up CPU), and then follows no redirect to a
                 # host whose certificate nobody would check.
+                self._library = library
                 self._http_client = library.Client(
                     verify=secure,
                     follow_redirects=secure,
-                    timeout=self.settings.request_timeout,
+                    timeout=self._timeout(),
                     event_hooks={"request": [self._sent]},
                 )
             return self._http_client

@@ -91,7 +91,8 @@ def _litellm_info(found: Discovery, model: str | None, fetch: Fetch) -> None:
         info = entry.get("model_info") or {}
         window = _positive(info.get("max_input_tokens")) or _positive(info.get("max_tokens"))
         if window:
-            found.window, found.source = window, "GET /v1/model/info (max_input_tokens)"
+            # LiteLLM answers from its own cost map, which can differ from what the upstream server allows.
+            found.window, found.source = window, "LiteLLM's model map, GET /v1/model/info (max_input_tokens)"
             return
 
 

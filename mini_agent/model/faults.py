@@ -58,6 +58,9 @@ def backoff(attempt: int, base: float, fault: Fault) -> float:
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
+IDLE_HINT = "a slow local server may need a longer stream_idle_timeout / MINI_AGENT_STREAM_IDLE_TIMEOUT"
+
+
 def classify(exc: BaseException, endpoint: str, model: str) -> Fault:
     """Turn an SDK or transport exception into a Fault whose message is one line (gateways write theirs over
     several, with blank lines between)."""
@@ -75,7 +78,7 @@ def _classify(exc: BaseException, endpoint: str, model: str) -> Fault:
     if isinstance(exc, EndpointAnswer):
         return _answer_fault(exc, endpoint, model)
     if isinstance(exc, anthropic.APITimeoutError):
-        return Fault("timeout", f"The request to {endpoint} timed out.")
+        return Fault("timeout", f"{endpoint} sent nothing for too long ({IDLE_HINT}).")
     if isinstance(exc, anthropic.APIConnectionError):
         cause = _root_cause(exc)
         if cause.startswith(STALE_CONNECTION):
@@ -87,7 +90,7 @@ def _classify(exc: BaseException, endpoint: str, model: str) -> Fault:
         return _status_fault(exc, endpoint, model)
     if type(exc).__module__.startswith(("httpx", "httpcore")):  # the transport failed while streaming
         if "Timeout" in type(exc).__name__:
-            return Fault("timeout", f"The reply from {endpoint} stalled and timed out.")
+            return Fault("timeout", f"The reply from {endpoint} stalled ({IDLE_HINT}).")
         return Fault("stream_cut", f"The reply stream from {endpoint} was cut off mid-way ({type(exc).__name__}).")
     if isinstance(exc, (ValueError, KeyError, RuntimeError, AssertionError)):
         # The SDK could not make sense of what came back (bad JSON, events out of order): the same request

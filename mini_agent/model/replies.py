@@ -104,9 +104,16 @@ def reply_from(message: dict, family: str, streamed_usage: dict | None = None) -
         stop_reason=stop_reason,
         usage=Usage.from_mapping(usage_data),
         stop_details=details if isinstance(details, dict) else None,
-        usage_reported=isinstance(usage_data.get("input_tokens"), int),
+        usage_reported=_prompt_counted(usage_data),
         dropped=tuple(dropped),
     )
+
+
+def _prompt_counted(usage: dict) -> bool:
+    """Whether the endpoint said how big the prompt was. A prompt always has tokens (the system prompt alone has
+    hundreds), so a total of 0 is a router that does not count (some report `input_tokens: 0`), not a count."""
+    counts = [usage.get(key) for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")]
+    return isinstance(counts[0], int) and sum(count for count in counts if isinstance(count, int)) > 0
 
 
 def _sendable(block: dict, kind: object, family: str) -> bool:

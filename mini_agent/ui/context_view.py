@@ -51,6 +51,7 @@ def context_lines(agent, ascii_only: bool = False) -> list[str]:
     for part in parts:
         lines.append(f"  {part.name:<{width}}  {part.tokens:>9,}")
     lines.append(f"  {'free space':<{width}}  {max(0, window - used):>9,}")
+    lines.append(f"  (the window of {window:,} tokens is from {agent.window_source()})")
     if measured is not None:
         lines.append(f"  (the last reply's usage put the conversation at {measured:,} tokens)")
     lines.append(memory_line(agent.settings.user_dir))

@@ -88,12 +88,46 @@ def untrusted(sock: socket.socket) -> str | None:
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return "the platform cannot tell who is at the other end"
-    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    pid, uid, _gid = peer(sock)
     if uid != os.getuid():
         return f"the other end runs as uid {uid}"
     if confined(pid):
         return "the other end runs confined (no_new_privs)"
     return None
+
+
+def peer(sock: socket.socket) -> tuple[int, int, int]:
+    """The pid (0 when it lives in a PID namespace this process cannot see), uid and gid at the other end."""
+    return struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+
+
+NAMESPACES = ("net", "mnt", "pid", "user", "uts", "ipc", "cgroup")
+
+
+def elsewhere(pid: int) -> str | None:
+    """Why a process does not see the world this one sees, or None. A worker forked here would run with this
+    process's network, files, PIDs, root and limits, not the client's: a run started inside `unshare -n`, a
+    container sharing /tmp or a chroot would quietly get the outside back. What cannot be read counts as
+    different: the run then goes the normal way, which is never wrong, only slower."""
+    if pid <= 0:
+        return "the client lives in a PID namespace the server cannot see"
+    try:
+        for name in NAMESPACES:
+            if os.readlink(f"/proc/{pid}/ns/{name}") != os.readlink(f"/proc/self/ns/{name}"):
+                return f"the client runs in another {name} namespace"
+        theirs, ours = os.stat(f"/proc/{pid}/root"), os.stat("/proc/self/root")
+        if (theirs.st_dev, theirs.st_ino) != (ours.st_dev, ours.st_ino):
+            return "the client runs under another root directory"
+        if _read(f"/proc/{pid}/limits") != _read("/proc/self/limits"):
+            return "the client runs with other resource limits"
+    except OSError:
+        return "the client's namespaces cannot be read"
+    return None
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
 
 
 def confined(pid: int) -> bool:

@@ -157,6 +157,10 @@ class Server:
         if request.get("python") != self.python:
             protocol.send(connection, {"no": "the client's Python settings differ from the server's"})
             return False
+        different = protocol.elsewhere(protocol.peer(connection)[0])
+        if different:
+            protocol.send(connection, {"no": different})
+            return False
         if len(reader.fds) != 3 or not os.path.isdir(str(request.get("cwd", ""))):
             protocol.send(connection, {"no": "incomplete request"})
             return False

@@ -14,6 +14,7 @@ from mini_agent.warm import protocol
 
 BLOCKED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH}
 BLOCKED |= {signal.SIGUSR1, signal.SIGUSR2}
+PR_SET_PDEATHSIG = 1
 TERMINAL_GROUP = {signal.SIGINT, signal.SIGQUIT, signal.SIGWINCH, signal.SIGHUP, signal.SIGCONT}
 """Signals a terminal sends to its whole foreground group: they go to the worker's group (its children too)."""
 
@@ -27,6 +28,7 @@ def supervise(connection: socket.socket, reader: protocol.Reader, request: dict,
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED)  # until the worker has its own handlers
     fds = reader.fds
+    supervisor = os.getpid()
     try:
         worker = os.fork()
     except OSError:
@@ -34,6 +36,7 @@ def supervise(connection: socket.socket, reader: protocol.Reader, request: dict,
         os._exit(0)
     if worker == 0:
         connection.close()
+        _die_with(supervisor)
         _work(request, fds)
     reader.close_fds()
     try:
@@ -41,6 +44,17 @@ def supervise(connection: socket.socket, reader: protocol.Reader, request: dict,
     except OSError:
         pass
     _relay(connection, reader, worker)
+
+
+def _die_with(supervisor: int) -> None:
+    """The worker is killed when its supervisor dies: the client has then been told the run ended, and a worker
+    left running would go on writing files and printing to a terminal nobody is watching for it. (Its commands'
+    processes go with it: the bash watchdog kills them when the agent dies.)"""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != supervisor:  # died before the request took effect
+        os._exit(1)
 
 
 def _work(request: dict, fds: list[int]) -> NoReturn:
