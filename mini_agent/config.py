@@ -43,6 +43,7 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "compact_model": str,
     "context_timeout": (int, float),
     "mcp_timeout": (int, float),
+    "mcp_call_timeout": (int, float),
     "trust_project_mcp": bool,
     "trust_project_hooks": bool,
     "warm_start": bool,
@@ -72,6 +73,7 @@ ENV_NUMBERS = {
     "compact_threshold": ("MINI_AGENT_COMPACT_THRESHOLD", float),
     "context_timeout": ("MINI_AGENT_CONTEXT_TIMEOUT", float),
     "mcp_timeout": ("MINI_AGENT_MCP_TIMEOUT", float),
+    "mcp_call_timeout": ("MINI_AGENT_MCP_CALL_TIMEOUT", float),
 }
 
 

@@ -103,8 +103,10 @@ class Settings:
     warm_start: bool = True
     """Hand invocations to a warm server that has everything imported (`warm_start = false` in the user's config,
     or MINI_AGENT_NO_SERVER=1, turns it off); read by mini_agent/entry.py before any of this is imported."""
-    mcp_timeout: float = 10.0
-    """Seconds a one-shot run waits for its MCP servers before it goes on without the late ones."""
+    mcp_timeout: float = 5.0
+    """Seconds a one-shot run's first request waits for its MCP servers; later ones join when ready."""
+    mcp_call_timeout: float = 120.0
+    """Seconds one MCP tool call may take before it is given up (MINI_AGENT_MCP_CALL_TIMEOUT)."""
     hooks: tuple = ()
     """Hooks (`hooks.HookDef`) from [[hooks.<Event>]] tables of the config files, the user's first."""
     trust_project_hooks: bool = False
@@ -159,7 +161,8 @@ _LIMITS: tuple[tuple[str, object, str, str], ...] = (
     ("request_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "600"),
     ("stream_idle_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "120"),
     ("context_timeout", lambda v: 0 < v <= 600, "a number of seconds above 0 (at most 600)", "0.5"),
-    ("mcp_timeout", lambda v: 0 < v <= 3600, "a number of seconds above 0 (at most 3600)", "10"),
+    ("mcp_timeout", lambda v: 0 < v <= 3600, "a number of seconds above 0 (at most 3600)", "5"),
+    ("mcp_call_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "120"),
     ("context_budget", lambda v: 0 <= v <= 1, "a share of the window between 0 and 1", "0.1"),
     ("compact_threshold", lambda v: 0 <= v <= 1, "a share of the window between 0 and 1", "0.8"),
     ("context_window", lambda v: v is None or 1024 <= v <= 100_000_000, "at least 1024 tokens", "200000"),

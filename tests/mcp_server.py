@@ -82,6 +82,15 @@ def pid() -> str:
     return str(os.getpid())
 
 
+@server.tool()
+def hang(seconds: float) -> str:
+    """Take `seconds` to answer (a server that hangs)."""
+    import time
+
+    time.sleep(seconds)
+    return "finally"
+
+
 def serve_http(port_file: str, header: str | None) -> None:
     import uvicorn
 

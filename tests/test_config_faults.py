@@ -113,7 +113,7 @@ def test_a_config_that_is_not_utf8_names_the_file(tmp_path):
     ("line", "key", "fix"),
     [
         ("request_timeout = -5", "request_timeout", "request_timeout = 600"),
-        ("mcp_timeout = -1", "mcp_timeout", "mcp_timeout = 10"),
+        ("mcp_timeout = -1", "mcp_timeout", "mcp_timeout = 5"),
         ("context_timeout = 0", "context_timeout", "context_timeout = 0.5"),
         ("request_timeout = nan", "request_timeout", "request_timeout = 600"),
         ("max_steps = 0", "max_steps", "max_steps = 50"),

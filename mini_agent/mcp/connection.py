@@ -2,6 +2,11 @@
 streamable_http_client, all on ONE background asyncio loop thread, with synchronous wrappers (and timeouts) for
 the synchronous core. A server that died is noticed when a call fails and started again on its next use.
 
+A stdio server is the agent's child, and never outlives it: its process group (the SDK starts it in a session
+of its own) is found by its stderr file, handed to the bash watchdog (killed even if the agent is killed -9) and
+killed at exit if it is still there. It gets the SDK's minimal environment plus the network settings a
+`npx`/`uvx` server needs behind a proxy or a private CA (NETWORK_VARIABLES), never the agent's secrets.
+
 The SDK's transports are async context managers that must be entered and left in the same task, so each server
 has one supervising task that opens the transport and the session, lists the tools, then waits to be stopped.
 """
@@ -9,6 +14,10 @@ has one supervising task that opens the transport and the session, lists the too
 from __future__ import annotations
 
 import atexit
+import os
+import re
+import shutil
+import signal
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -18,10 +27,40 @@ from mini_agent.errors import ConfigError
 from mini_agent.mcp.servers import ServerDef, expand
 
 Status = Literal["pending", "starting", "ready", "failed", "untrusted"]
-CALL_TIMEOUT = 600.0
-"""Seconds one tool call may take: MCP tools can be slow (builds, searches), but never hang a turn forever."""
+CALL_TIMEOUT = 120.0
+"""Seconds one tool call may take by default (mcp_call_timeout): a hung server must not hold a turn for long."""
 STOP_TIMEOUT = 3.0
 STDERR_TAIL = 400
+NETWORK_VARIABLES = (
+    *(f"{name}_proxy" for name in ("http", "https", "all", "no", "ftp")),
+    *(f"{name}_PROXY" for name in ("HTTP", "HTTPS", "ALL", "NO", "FTP")),
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "PIP_CERT",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "UV_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "npm_config_registry",
+    "NPM_CONFIG_REGISTRY",
+    "npm_config_cafile",
+    "NPM_CONFIG_CAFILE",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "XDG_CACHE_HOME",
+)
+"""Passed through to stdio servers: without them `npx -y`/`uvx` servers cannot download behind a proxy or a
+private CA. Configuration, not credentials (a proxy URL with a password is masked like any secret)."""
+NETWORK_TROUBLE = re.compile(
+    r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|getaddrinfo|Could not resolve|certificate|SSL|"
+    r"self[- ]signed|proxy|Failed to (fetch|download)|network|Connection refused|timed out",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +81,13 @@ class EventLoop:
 
     def __init__(self) -> None:
         import asyncio  # not at module level: ~25 ms that a REPL's start-up must not pay
+        import logging
+
+        # The SDK logs a server's bad line or a failed read as a traceback on stderr; the failure reaches the
+        # human as the server's status and one notice instead, so its log stays out of the terminal.
+        sdk_log = logging.getLogger("mcp")
+        sdk_log.addHandler(logging.NullHandler())
+        sdk_log.propagate = False
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="mcp-loop", daemon=True)
@@ -69,8 +115,17 @@ class EventLoop:
 class Connection:
     """One server: started in the background, its tools once ready, calls, and why it failed if it did."""
 
-    def __init__(self, server: ServerDef, on_change: Callable[[Connection], None], secrets: Any = None) -> None:
+    def __init__(
+        self,
+        server: ServerDef,
+        on_change: Callable[[Connection], None],
+        secrets: Any = None,
+        call_timeout: float = CALL_TIMEOUT,
+    ) -> None:
         self.server = server
+        self.call_timeout = call_timeout
+        self.group = 0
+        """The stdio server's process group (its pid), once started."""
         self.status: Status = "pending"
         self.error = ""
         self.tools: tuple[RemoteTool, ...] = ()
@@ -105,7 +160,8 @@ class Connection:
         return self._ready.wait(timeout) and self.status == "ready"
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """Stop the server; `timeout` 0 only asks it to stop."""
+        """Stop the server; `timeout` 0 only asks it to stop. Whatever the SDK managed, the stdio server's
+        process group is gone afterwards (a server still starting, or one that ignores its closed stdin)."""
         task = self._task
         self._end_run()
         if task is not None and timeout > 0:
@@ -114,16 +170,26 @@ class Connection:
             except BaseException:  # stopping is best effort
                 task.cancel()
             _RUNNING.discard(self)
+            self._kill_group()
+
+    def _kill_group(self) -> None:
+        group, self.group = self.group, 0
+        if group > 1:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass  # already gone
 
     def _end_run(self) -> None:
         stop = self._stop
         if stop is not None:
             EventLoop.shared().loop.call_soon_threadsafe(stop.set)
 
-    def call(self, tool: str, arguments: dict, timeout: float = CALL_TIMEOUT, start_timeout: float = 10.0) -> Any:
+    def call(self, tool: str, arguments: dict, timeout: float | None = None, start_timeout: float = 10.0) -> Any:
         """Call a tool and return the SDK's CallToolResult; a dead server is started again first.
 
         Raises ConnectionError when the server cannot be reached (it is then marked failed)."""
+        timeout = self.call_timeout if timeout is None else timeout
         if self.status != "ready":
             self.start()
             if not self.wait_ready(start_timeout):
@@ -132,7 +198,7 @@ class Connection:
         try:
             return EventLoop.shared().run(session.call_tool(tool, arguments), timeout)
         except TimeoutError:
-            raise ConnectionError(f"no answer within {timeout:g} s") from None
+            raise ConnectionError(f"no answer within {timeout:g} s (mcp_call_timeout sets the limit)") from None
         except Exception as exc:
             from mcp.shared.exceptions import MCPError
             from mcp.types import CONNECTION_CLOSED
@@ -152,13 +218,16 @@ class Connection:
         import tempfile
         from contextlib import AsyncExitStack
 
-        from mcp import ClientSession
-
         self._stop = stop = asyncio.Event()
         stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         try:
+            if self.server.transport == "stdio":  # before the SDK's import, which takes a second or more
+                _require_command(expand(self.server.command), self._environment().get("PATH", ""))
+            from mcp import ClientSession
+
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(stderr))
+                self._watch(stderr)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
                 tools = await _list_tools(session)
@@ -171,7 +240,8 @@ class Connection:
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure of a server is reported, none ends the agent
-            self._failed(run, _describe(exc) + _tail(stderr))
+            told = _tail(stderr)
+            self._failed(run, _describe(exc) + told + _network_advice(told))
         finally:
             stderr.close()
             if run == self._run:
@@ -182,7 +252,7 @@ class Connection:
         if server.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = {key: self._secret(expand(value), key) for key, value in server.env}
+            env = self._environment()
             parameters = StdioServerParameters(
                 command=expand(server.command),
                 args=[expand(arg) for arg in server.args],
@@ -200,6 +270,33 @@ class Connection:
 
         client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
         return _closing(client, streamable_http_client(expand(server.url), http_client=client))
+
+    def _environment(self) -> dict[str, str]:
+        """What a stdio server gets on top of the SDK's minimal environment (HOME, PATH, USER, ...)."""
+        env = {name: os.environ[name] for name in NETWORK_VARIABLES if os.environ.get(name)}
+        env.update(_watch_token())
+        env.update({key: self._secret(expand(value), key) for key, value in self.server.env})
+        env.setdefault("PATH", os.environ.get("PATH", ""))
+        return env
+
+    def _watch(self, stderr) -> None:
+        """Find the stdio server's process group, the child of ours whose stderr is our file, and have the
+        watchdog kill it if the agent dies. The SDK does not say its pid; the file's identity is exact."""
+        if self.server.transport != "stdio":
+            return
+        try:
+            mine = os.fstat(stderr.fileno())
+        except (OSError, ValueError):
+            return
+        group = _child_writing_to(mine.st_dev, mine.st_ino)
+        if group:
+            self.group = group
+            try:
+                from mini_agent.tools._watchdog import watchdog
+
+                watchdog().watch(group)
+            except Exception:  # noqa: BLE001 - a missing helper must not cost the server
+                pass
 
     def _secret(self, value: str, name: str) -> str:
         """Header and environment values are usually credentials: masked wherever the agent shows text."""
@@ -248,6 +345,49 @@ async def _list_tools(session) -> tuple[RemoteTool, ...]:
             return tuple(sorted(tools, key=lambda item: item.name))
 
 
+def _require_command(command: str, path: str) -> None:
+    """Fail at once, and clearly, for a command that cannot run: the SDK takes seconds to say so."""
+    found = shutil.which(command, path=path) if os.sep not in command else command
+    if not found or not os.access(found, os.X_OK) or os.path.isdir(found):
+        raise FileNotFoundError(2, "command not found", command)
+
+
+def _watch_token() -> dict[str, str]:
+    try:
+        from mini_agent.tools._watchdog import watchdog
+    except ImportError:
+        return {}
+    return watchdog().environment()
+
+
+def _child_writing_to(device: int, inode: int) -> int:
+    """The pid of our child process whose stderr is the given file, or 0."""
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            if parent != me:
+                continue
+            found = os.stat(f"/proc/{entry.name}/fd/2")
+        except (OSError, ValueError, IndexError):
+            continue
+        if (found.st_dev, found.st_ino) == (device, inode):
+            return int(entry.name)
+    return 0
+
+
+def _network_advice(told: str) -> str:
+    if not NETWORK_TROUBLE.search(told):
+        return ""
+    return (
+        " — it looks like a network failure: if your network needs a proxy or a private CA, set HTTPS_PROXY, "
+        "SSL_CERT_FILE or NODE_EXTRA_CA_CERTS in your environment (they are passed to stdio servers)"
+    )
+
+
 def _describe(exc: BaseException) -> str:
     """The innermost useful message of an exception (the SDK wraps failures in exception groups)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -280,3 +420,5 @@ def _stop_all() -> None:
         connection.stop(0)
     for connection in running:
         connection.stop(STOP_TIMEOUT)
+    for connection in running:
+        connection._kill_group()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mini_agent.events import HintChanged, Notice
+from mini_agent.mcp.manager import JOINED
 from mini_agent.prompt import system_hint
 
 
@@ -15,6 +16,9 @@ def reporter(agent: Any):
 
     def report(server: str, error: str | None) -> None:
         key = f"mcp_degraded:{server}"  # not "tool_degraded:": this notice says why, the generic one would not
+        if error == JOINED:
+            agent.emit(Notice(f"MCP server {server} is ready: its tools are offered from the next step on."))
+            return
         if error is None:
             if key in agent.run_hints:
                 # Copied, not changed in place: the agent may be reading the hints on another thread.

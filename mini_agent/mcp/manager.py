@@ -2,7 +2,12 @@
 them in a one-shot run, their tools for the registry, and their status for `/mcp`.
 
 Failures are reported through `report(server, error)` once per failure (and `report(server, None)` when the
-server is back); tool changes through `publish(tools)`. Both are called from the background loop's thread.
+server is back); tool changes through `publish(tools)`. Both are called from the background loop's thread. A
+failure that comes before anyone listens (a server that dies while the agent is still being built) is kept and
+told when `bind` connects the listeners, so no failure goes unsaid in any front end or output format.
+
+A one-shot run waits a little (mcp_timeout) for its servers before the first request; one that is slower (an
+`npx -y` server's first download) joins when it is ready: its tools are in the requests from then on.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from mini_agent.mcp.servers import ServerDef
 from mini_agent.tools.base import Tool
 from mini_agent.trust import TrustStore
 
+JOINED = ""
+"""`report(server, JOINED)`: a late server is ready and its tools are in the requests from now on."""
 TRUST_FLAG = "--trust-project-mcp"
 TRUST_KEY = "trust_project_mcp = true"
 
@@ -43,21 +50,32 @@ class McpManager:
         secrets: Any = None,
         publish: Callable[[list[Tool]], None] | None = None,
         report: Callable[[str, str | None], None] | None = None,
+        call_timeout: float | None = None,
     ) -> None:
         self.servers = servers
         self._trust = trust
         self._publish = publish
         self._report = report
         self._lock = threading.Lock()
-        self._accepting = True
         self._failed: set[str] = set()
+        self._untold: list[str] = []
+        """Servers that failed before `bind`: told then."""
         self._untrusted: set[str] = set()
         self._late: set[str] = set()
-        self.connections = {server.name: Connection(server, self._changed, secrets) for server in servers}
+        timeout = {} if call_timeout is None else {"call_timeout": call_timeout}
+        self.connections = {server.name: Connection(server, self._changed, secrets, **timeout) for server in servers}
 
     def bind(self, publish: Callable[[list[Tool]], None], report: Callable[[str, str | None], None] | None) -> None:
-        """Where tool changes and failures go (the agent, built after the manager)."""
-        self._publish, self._report = publish, report
+        """Where tool changes and failures go (the agent, built after the manager); failures so far are told."""
+        with self._lock:
+            self._publish, self._report = publish, report
+            untold, self._untold = self._untold, []
+        if publish is not None:
+            publish(self.tools())  # servers that were ready before anyone listened
+        for name in untold:
+            connection = self.connections[name]
+            if report is not None and connection.status == "failed":
+                report(name, connection.error)
 
     def screen(self, ask: Callable[[ServerDef], bool] | None, trust_all: bool) -> list[str]:
         """Decide which project servers may run: trusted before, allowed by flag or config, or a human's yes
@@ -87,8 +105,8 @@ class McpManager:
                 connection.start()
 
     def wait_ready(self, timeout: float) -> list[str]:
-        """Wait up to `timeout` seconds for every started server; returns the names of the late ones, whose
-        tools stay out of this run (the tools must not change once the first request is sent)."""
+        """Wait up to `timeout` seconds for every started server (a failed one ends its wait at once); returns
+        the names of the late ones, which join when they are ready."""
         deadline = time.monotonic() + timeout
         late = []
         for name, connection in self.connections.items():
@@ -97,9 +115,12 @@ class McpManager:
             if not connection._ready.wait(max(0.0, deadline - time.monotonic())):
                 late.append(name)
         with self._lock:
-            self._accepting = False
             self._late.update(late)
         return late
+
+    def failures(self) -> list[ServerStatus]:
+        """The servers that failed or were not trusted, for the result of a one-shot run."""
+        return [row for row in self.status() if row.status in ("failed", "untrusted")]
 
     def tools(self) -> list[Tool]:
         """The tools of every server that has listed them, sorted by server then tool: a stable prefix."""
@@ -132,14 +153,19 @@ class McpManager:
                     return  # told once per failure, not once per failed call
                 self._failed.add(name)
                 error: str | None = connection.error
+                if self._report is None:
+                    self._untold.append(name)
+                    return
             elif connection.status == "ready":
                 recovered = name in self._failed
                 self._failed.discard(name)
-                if self._publish is not None and (self._accepting or recovered) and name not in self._late:
+                joined = name in self._late
+                self._late.discard(name)
+                if self._publish is not None:
                     self._publish(self.tools())
-                if not recovered:
+                if not (recovered or joined):
                     return
-                error = None
+                error = None if recovered else JOINED
             else:
                 return
         if self._report is not None:

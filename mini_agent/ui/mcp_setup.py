@@ -17,7 +17,9 @@ from mini_agent.ui.trust_question import ask_to_trust
 def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> McpManager:
     """The session's manager, with untrusted project servers asked about (or left out, with a notice)."""
     err = err or sys.stderr
-    manager = McpManager(settings.mcp_servers, TrustStore(settings.data_dir), settings.secret_set)
+    manager = McpManager(
+        settings.mcp_servers, TrustStore(settings.data_dir), settings.secret_set, call_timeout=settings.mcp_call_timeout
+    )
     for notice in manager.screen(_asker(err) if can_ask else None, settings.trust_project_mcp):
         print(f"mini-agent: {notice}", file=err)
     return manager
@@ -32,7 +34,7 @@ def attach(agent, manager: McpManager) -> None:
 
 
 def wait_for_servers(agent, manager: McpManager, timeout: float) -> None:
-    """A one-shot run: the first request must already list the servers' tools; late ones are left out."""
+    """A one-shot run: the first request lists the tools of the servers ready by then; late ones join later."""
     from mini_agent.events import Notice
 
     late = manager.wait_ready(timeout)
@@ -41,8 +43,8 @@ def wait_for_servers(agent, manager: McpManager, timeout: float) -> None:
         names = ", ".join(late)
         agent.emit(
             Notice(
-                f"MCP server{'s' if len(late) > 1 else ''} {names} not ready after {timeout:g} s: "
-                "going on without their tools (mcp_timeout sets the wait)."
+                f"MCP server{'s' if len(late) > 1 else ''} {names} not ready after {timeout:g} s: going on, "
+                "and their tools join when ready (mcp_timeout sets the wait)."
             )
         )
 

@@ -61,6 +61,7 @@ def run_once(
                 "cwd": str(settings.cwd),
                 "permission_mode": settings.permission_mode,
                 "tools": [tool.name for tool in agent.registry],
+                "mcp_servers": mcp_records(agent),
                 "session_id": sessions.session_id if sessions is not None else None,
             }
         )
@@ -137,8 +138,20 @@ def result_record(
         "context_window": agent.window(),
         "compactions": agent.session.compactions,
         "permission_denials": denials or [],
+        "mcp_servers": mcp_records(agent),
         **({"trace": agent.keeper.trace.to_dict() if agent.keeper.trace else None} if agent.settings.trace else {}),
     }
+
+
+def mcp_records(agent: Agent) -> list[dict]:
+    """Each MCP server and how it stands (Claude Code's init record carries the same list): a server that failed
+    to start is in every output format, with why."""
+    if agent.mcp is None:
+        return []
+    return [
+        {"name": row.name, "status": row.status, **({"error": row.error} if row.error else {})}
+        for row in agent.mcp.status()
+    ]
 
 
 def failure_record(error: str, status: ExitStatus, model: str | None, duration: float) -> dict:
