@@ -14,14 +14,18 @@ from pathlib import Path
 
 import pytest
 from fake_api import answer, tool_use
+from support import BIN
 from test_sandbox import forced  # noqa: F401  each Linux mechanism in turn
 from trees import GIT, make_repo
 
-from mini_agent.safety.sandbox import Confinement, confine, mechanism
+from mini_agent.safety.sandbox import Confinement, confine, describe, mechanism
 from mini_agent.safety.shell import classify
 from mini_agent.safety.workspace import Workspace
 from mini_agent.tools._process import BoundedOutput, run_captured
 
+SYSTEM_GIT = shutil.which("git", path=os.defpath) or "git"
+"""The system's git: a wrapper earlier on PATH (this project's shared test machine disables `git stash`) must not
+decide what git does here."""
 IDENTITY = {
     "GIT_AUTHOR_NAME": "t",
     "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -60,7 +64,7 @@ def world():
 def sandboxed(project: Path, script: str):
     """`sh -c script` in the workspace-write sandbox of `project`; its output and what it did to the git dir."""
     conf = Confinement("workspace-write", project, shared_temp_dirs=())
-    env = {"PATH": os.environ["PATH"], "HOME": str(project.parent), **IDENTITY}
+    env = {"PATH": f"{Path(SYSTEM_GIT).parent}:{os.environ['PATH']}", "HOME": str(project.parent), **IDENTITY}
     launch = confine(["sh", "-c", script], env, project, conf)
     output = BoundedOutput(20_000, 20_000)
     try:
@@ -267,3 +271,28 @@ def test_deleting_history_asks_even_in_auto(run_cli, api, world, command):
     assert block.get("is_error") and "not run" in block["content"].lower(), block["content"]
     assert sorted(str(path) for path in (project / ".git" / "objects").rglob("*")) == objects
     assert users_git(project, "rev-parse", "v1").returncode == 0
+
+
+# --- what `mini-agent sandbox` says -------------------------------------------------------------------------------
+
+
+def test_mini_agent_sandbox_reports_the_git_protection(forced, world):
+    project, _ = world
+    record = describe(project)
+    text = " ".join(record["git"])
+    assert "commondir" in text and "put back" in text and "mini-agent-keep" in text
+    assert ("pinned" in text) == (forced == "bubblewrap")
+
+
+@needs_sandbox
+def test_sandbox_run_puts_back_what_it_planted_and_says_so(world):
+    project, _ = world
+    done = subprocess.run(
+        [str(BIN), "sandbox", "run", "--level", "workspace-write", "--", "sh", "-c", "echo ../x > .git/commondir"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "put back" in done.stdout + done.stderr
+    assert not (project / ".git" / "commondir").exists()

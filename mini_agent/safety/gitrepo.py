@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 CONTROL = ("config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees")
@@ -22,7 +23,7 @@ ORDINARY = frozenset(
     "CHERRY_PICK_HEAD REVERT_HEAD REBASE_HEAD BISECT_LOG BISECT_START BISECT_TERMS BISECT_EXPECTED_REV "
     "BISECT_ANCESTORS_OK BISECT_NAMES COMMIT_EDITMSG TAG_EDITMSG NOTES_EDITMSG EDIT_DESCRIPTION SQUASH_MSG "
     "objects refs logs packed-refs description shallow gc.pid gc.log sequencer rebase-merge rebase-apply "
-    "lost-found rr-cache branches remotes FETCH_HEAD".split()
+    "lost-found rr-cache branches remotes lfs annex svn fsmonitor--daemon fsmonitor--daemon.ipc".split()
 )
 """Entries of a git dir that ordinary work (add, commit, branch, checkout, merge, stash, fetch, gc) creates or
 changes; lock files (`*.lock`) too. Anything else appearing there is worth a human's look."""
@@ -37,27 +38,51 @@ INCLUDE_DEPTH = 10
 POINTER = re.compile(r"gitdir:\s*(.+?)\s*$")
 
 
+def read_small(path: Path, limit: int = 200_000) -> bytes | None:
+    """A regular file's first `limit` bytes (through symlinks, as git reads it), never blocking on a FIFO a
+    command left in its place; None for anything else."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(descriptor, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def read_text(path: Path, limit: int = 200_000) -> str | None:
+    data = read_small(path, limit)
+    return None if data is None else data.decode(errors="replace")
+
+
 def git_dir(directory: Path) -> Path | None:
     """The git dir of a repository whose top is `directory` (its `.git` directory, or where its `.git` file
     points), symlinks resolved; None when `directory` has no `.git`."""
     dot = directory / ".git"
     if dot.is_dir():
         return Path(os.path.realpath(dot))
-    if not dot.is_file():
+    text = read_text(dot, 4096)
+    if text is None:
         return None
-    try:
-        match = POINTER.match(dot.read_text(errors="replace")[:4096].strip())
-    except OSError:
-        return None
+    match = POINTER.match(text.strip())
     return Path(os.path.realpath(directory / match[1])) if match else None
 
 
 def common_dir(git: Path) -> Path:
     """Where a git dir's shared files (config, hooks, objects, refs) are: what its `commondir` names, else itself."""
-    try:
-        text = (git / "commondir").read_text(errors="replace")[:4096].strip()
-    except OSError:
-        return git
+    text = (read_text(git / "commondir", 4096) or "").strip()
     return Path(os.path.realpath(git / text)) if text else git
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from mini_agent.safety import gitrepo
 from mini_agent.safety.sandbox import gitkeep
 from mini_agent.safety.sandbox.watch import Fingerprint, look
+from mini_agent.safety.workspace import within
 
 CAPTURE_BYTES = 2 * 1024 * 1024
 """Most bytes kept of one control path to put it back; a bigger one (a submodule's whole git dir) is only
@@ -34,6 +35,7 @@ CAPTURE_DEPTH = 3
 MAX_REFS = 5_000
 """Most loose ref files listed; beyond, deleted refs are not reported."""
 TOO_BIG = ("too big",)
+REPLACED_BY_LINK = "a directory on its way was replaced by a link"
 
 Capture = tuple | None
 """("file", mode, bytes) | ("link", target) | ("dir", mode, ((name, Capture), ...)) | TOO_BIG | None (absent)."""
@@ -100,13 +102,17 @@ class GitGuard:
     stashes: int = 0
     head: bytes | None = None
     kept: bool = False
+    new_keep: bool = False
+    """The keep was made by this look: the plan made before it could not list it as read-only."""
     """Every object file and reflog has a second name in the keep (`gitkeep`)."""
 
     @classmethod
-    def take(cls, top: Path) -> GitGuard:
-        """Look at the repository whose top is `top` (nothing to guard when it has none)."""
+    def take(cls, top: Path, writable: tuple[Path, ...]) -> GitGuard:
+        """Look at the repository whose top is `top`: at its git dirs the command can write in (below one of the
+        `writable` roots). Nothing to guard when there are none (no repository, or a worktree of one elsewhere)."""
         guard = cls(top)
-        guard.dirs = gitrepo.git_dirs(top)
+        dirs = gitrepo.git_dirs(top)
+        guard.dirs = dirs if dirs and any(within(dirs[-1], root) for root in writable) else ()
         for directory in guard.dirs:
             guard.identities[directory] = _identity(directory)
             guard.entries[directory] = _names(directory)
@@ -120,7 +126,9 @@ class GitGuard:
             guard.refs = _refs(common) or {}
             guard.stashes = _lines(common / "logs" / "refs" / "stash")
             guard.head = _read(common / "HEAD")
+            guard.new_keep = not gitkeep.keep_dir(common).is_dir()
             guard.kept = gitkeep.sync(common)
+            guard.new_keep = guard.new_keep and gitkeep.keep_dir(common).is_dir()
             guard.objects = _names(common / "objects")
             guard.packs = frozenset(name for name in _names(common / "objects" / "pack") if name.endswith(".pack"))
         return guard
@@ -131,10 +139,16 @@ class GitGuard:
         if not self.dirs:
             return found
         self._git_dir_replaced(found)
+        if any(_identity(directory) != self.identities.get(directory) for directory in self.dirs):
+            return found  # gone for good: nothing below it is the repository any more, and nothing is written there
         for path, (seen, before) in self.controls.items():
             if look(path) == seen:
                 continue
             shown = _shown(path, self.top)
+            if not _straight(path):
+                found.not_put_back.append(f"{shown} ({REPLACED_BY_LINK})")
+                _captured.pop(path, None)
+                continue
             if before is TOO_BIG:
                 found.not_put_back.append(f"{shown} (too big to keep a copy of)")
                 _captured.pop(path, None)
@@ -151,6 +165,9 @@ class GitGuard:
             else:
                 added = [path / name for name in sorted(_names(path) - (names or frozenset()))]
             for entry in added:
+                if not _straight(entry):
+                    found.not_put_back.append(f"{_shown(entry, self.top)} ({REPLACED_BY_LINK})")
+                    continue
                 try:
                     _put_back(entry, None, self._quarantine(found), self.top)
                     found.put_back.append(_shown(entry, self.top))
@@ -185,7 +202,7 @@ class GitGuard:
         restored = gitkeep.restore(common)
         for name, sha in found.deleted_refs:
             path = common / name
-            if name not in after and not os.path.lexists(path):
+            if name not in after and not os.path.lexists(path) and _straight(path):
                 try:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(sha + "\n")
@@ -230,6 +247,13 @@ class GitGuard:
             found.replaced = f"moved the git dir {_shown(directory, self.top)} away; it was moved back"
 
 
+def _straight(path: Path) -> bool:
+    """Whether the directories leading to `path` are what they were named as (no link put in on the way), so that
+    writing there writes in the repository and nowhere a command chose."""
+    parent = path.parent
+    return os.path.realpath(parent) == str(parent)
+
+
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         info = os.lstat(path)
@@ -252,18 +276,11 @@ def _find(directory: Path, identity: tuple[int, int]) -> Path | None:
 
 
 def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()[:4096]
-    except OSError:
-        return None
+    return gitrepo.read_small(path, 4096)
 
 
 def _lines(path: Path) -> int:
-    try:
-        with open(path, "rb") as file:
-            return file.read(1_000_000).count(b"\n")
-    except OSError:
-        return 0
+    return (gitrepo.read_small(path, 1_000_000) or b"").count(b"\n")
 
 
 def _names(directory: Path) -> frozenset[str]:
@@ -279,7 +296,7 @@ def _unexpected(name: str) -> bool:
         or name in gitrepo.CONTROL  # put back above, or reported as not put back
         or name in (gitrepo.QUARANTINE, gitkeep.KEEP)
         or name.endswith(".lock")
-        or name.startswith("tmp_")
+        or name.startswith(("tmp_", "index.stash.", "next-index-"))
     )
 
 
@@ -330,15 +347,10 @@ def _read_refs(common: Path) -> dict[str, str] | None:
             if count > MAX_REFS:
                 return None
             path = Path(directory) / name
-            try:
-                value = path.read_text(errors="replace")[:200].strip()
-            except OSError:
-                continue
-            found[path.relative_to(common).as_posix()] = value
-    try:
-        packed = (common / "packed-refs").read_text(errors="replace")
-    except OSError:
-        packed = ""
+            value = gitrepo.read_text(path, 200)
+            if value is not None:
+                found[path.relative_to(common).as_posix()] = value.strip()
+    packed = gitrepo.read_text(common / "packed-refs", 50_000_000) or ""
     for line in packed.splitlines():
         sha, _, name = line.partition(" ")
         if name and not line.startswith(("#", "^")):
@@ -375,12 +387,8 @@ def _capture(path: Path, depth: int, budget: list[int]) -> Capture:
             children.append((name, child))
         return ("dir", info.st_mode & 0o7777, tuple(children))
     budget[0] -= info.st_size
-    if budget[0] < 0:
-        return TOO_BIG
-    try:
-        return ("file", info.st_mode & 0o7777, path.read_bytes())
-    except OSError:
-        return TOO_BIG
+    data = gitrepo.read_small(path, CAPTURE_BYTES) if budget[0] >= 0 else None
+    return TOO_BIG if data is None else ("file", info.st_mode & 0o7777, data)
 
 
 def _put_back(path: Path, before: Capture, quarantine: Path, top: Path) -> Path:

@@ -59,6 +59,8 @@ def restore(common: Path) -> int:
     for directory, _dirs, files in os.walk(keep):
         kept = Path(directory)
         original = common / kept.relative_to(keep)
+        if os.path.realpath(original) != str(original):
+            continue  # a link a command put there: linking back through it would write where it chose
         for name in files:
             if os.path.lexists(original / name):
                 continue

@@ -68,10 +68,12 @@ def confine(
     launch = Launch(argv=[], env={**env, "TMPDIR": str(tmpdir)}, preexec_fn=None, mechanism=found.name)
     launch.tmpdir, launch._base = tmpdir, base
     launch._watched = fingerprint(watched_paths(confinement))
-    if confinement.level == "workspace-write":  # the read-only level cannot write the git dir at all
-        launch._git = GitGuard.take(Path(os.path.realpath(confinement.root)))
     try:
         resolved = plan(confinement, tmpdir, writable)
+        if confinement.level == "workspace-write":  # the read-only level cannot write any git dir
+            launch._git = GitGuard.take(resolved.root, resolved.writable)
+            if launch._git.new_keep:  # made just now: planned again, so that it is read-only from this command on
+                resolved = plan(confinement, tmpdir, writable)
         if found.name == "bubblewrap":
             from mini_agent.safety.sandbox import bubblewrap
 

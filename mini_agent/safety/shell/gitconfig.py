@@ -242,9 +242,8 @@ def _entries(path: Path) -> tuple[tuple[str, str | None], ...]:
 
 @functools.lru_cache(maxsize=16)
 def _parsed(path: str, stamp: tuple[int, ...]) -> tuple[tuple[str, str | None], ...]:
-    try:
-        text = Path(path).read_text(errors="replace")[:200_000]
-    except OSError:
+    text = gitrepo.read_text(Path(path))
+    if text is None:
         return ()
     found: list[tuple[str, str | None]] = []
     section = ""
