@@ -116,11 +116,11 @@ def git_dirs(top: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys((found, common_dir(found))))
 
 
-def control_paths(top: Path) -> tuple[Path, ...]:
+def control_paths(top: Path, dirs: tuple[Path, ...] | None = None) -> tuple[Path, ...]:
     """Every control path of the repository at `top`, existing or not (a `commondir` planted later counts), and
-    the `.git` pointer file itself when `top/.git` is one."""
+    the `.git` pointer file itself when `top/.git` is one. `dirs`: its `git_dirs`, when the caller has them."""
     paths = []
-    for directory in git_dirs(top):
+    for directory in git_dirs(top) if dirs is None else dirs:
         paths += [directory / name for name in CONTROL]
         for container in CONTAINERS:
             try:

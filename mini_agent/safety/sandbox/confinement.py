@@ -110,10 +110,11 @@ def plan(confinement: Confinement, tmpdir: Path, writable: tuple[Path, ...] = ()
     if confinement.level == "workspace-write":
         shared = temp_roots() if confinement.shared_temp_dirs is None else map(real, confinement.shared_temp_dirs)
         roots = (root, *shared, real(tmpdir), *extra)
-        protected = protected_paths(confinement)
-        kept = [path for path in protected if os.path.lexists(path) and _inside_any(path, roots)]
-        read_only = tuple(path for path in kept if not any(other in path.parents for other in kept))
-        pinned = tuple(path for path in gitrepo.git_dirs(root) if path != root and _inside_any(path, roots))
+        git_dirs = gitrepo.git_dirs(root)
+        protected = protected_paths(confinement, git_dirs)
+        kept = [path for path in protected if _inside_any(path, roots) and os.path.lexists(path)]
+        read_only = tuple(path for path in kept if not _inside_any(path, tuple(o for o in kept if o != path)))
+        pinned = tuple(path for path in git_dirs if path != root and _inside_any(path, roots))
     else:
         roots = (real(tmpdir), *extra)
         read_only = pinned = ()
@@ -129,13 +130,15 @@ def plan(confinement: Confinement, tmpdir: Path, writable: tuple[Path, ...] = ()
     )
 
 
-def protected_paths(confinement: Confinement) -> tuple[Path, ...]:
+def protected_paths(confinement: Confinement, git_dirs: tuple[Path, ...] | None = None) -> tuple[Path, ...]:
     """What a workspace-write command must not change, existing or not: the agent's config in the root and the
-    caller's read-only paths, and the control paths of the root's git dir (a `.git` pointer file included)."""
+    caller's read-only paths, and the control paths of the root's git dir (a `.git` pointer file included).
+    `git_dirs`: the root's, when the caller has them already."""
     root = real(confinement.root)
+    git_dirs = gitrepo.git_dirs(root) if git_dirs is None else git_dirs
     paths = [root / name for name in READ_ONLY_IN_ROOT] + [real(path) for path in confinement.read_only_paths]
-    keeps = [directory / KEEP for directory in gitrepo.git_dirs(root)]  # the second names of git's history
-    return _unique([*paths, *gitrepo.control_paths(root), *keeps])
+    keeps = [directory / KEEP for directory in git_dirs]  # the second names of git's history
+    return _unique([*paths, *gitrepo.control_paths(root, git_dirs), *keeps])
 
 
 def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
@@ -167,4 +170,6 @@ def _unique(paths) -> tuple[Path, ...]:
 
 
 def _inside_any(path: Path, bases: tuple[Path, ...]) -> bool:
-    return any(within(path, base) for base in bases)
+    """`within` for many bases, on the text of resolved paths: `Path.parents` is slow, and this runs per command."""
+    text = str(path)
+    return any(text == str(base) or text.startswith(str(base).rstrip("/") + "/") for base in bases)

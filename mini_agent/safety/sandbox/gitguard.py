@@ -116,7 +116,7 @@ class GitGuard:
         for directory in guard.dirs:
             guard.identities[directory] = _identity(directory)
             guard.entries[directory] = _names(directory)
-        for path in gitrepo.control_paths(top):
+        for path in gitrepo.control_paths(top, guard.dirs) if guard.dirs else ():
             if path.name in gitrepo.CONTAINERS and path.parent in guard.dirs:
                 guard.containers[path] = _names(path) if os.path.isdir(path) else None
             else:
