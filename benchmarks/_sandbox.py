@@ -4,6 +4,7 @@ mechanism and level present here (Landlock forced through MINI_AGENT_SANDBOX), t
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -22,9 +23,10 @@ def sandbox_rows(runs: int) -> list[Row]:
     try:
         with tempfile.TemporaryDirectory(prefix="mini-agent-bench-sandbox-") as tmp:
             root = Path(tmp) / "project"
-            (root / ".git" / "hooks").mkdir(parents=True)
+            root.mkdir()
             for index in range(50):
                 (root / f"file{index}.txt").write_text("x\n")
+            _repository(root)
             for argv in COMMANDS:
                 rows += _rows_for(argv, root, runs)
     finally:
@@ -33,6 +35,15 @@ def sandbox_rows(runs: int) -> list[Row]:
         else:
             os.environ[probe.ENV_VARIABLE] = saved
     return rows
+
+
+def _repository(root: Path) -> None:
+    """A git repository with loose objects and refs: each workspace-write command guards its git dir (gitguard)."""
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    for index in range(0, 50, 10):
+        subprocess.run([*git, "add", *(f"file{n}.txt" for n in range(index, index + 10))], cwd=root, check=True)
+        subprocess.run([*git, "commit", "-qm", f"files {index}"], cwd=root, check=True)
 
 
 def _rows_for(argv: list[str], root: Path, runs: int) -> list[Row]:

@@ -81,6 +81,7 @@ class Agent:
         self.tool_calls = ToolCalls(self)
         self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)))
         ctx.check_destination = self.gate.check_destination
+        ctx.notify = lambda text: self.emit(Notice(text))
         if ctx.data_dir is None:
             ctx.data_dir = settings.data_dir  # where atomic writes record their temporary files
         sweep(settings.data_dir)  # the temporary files of agents that were killed mid-write

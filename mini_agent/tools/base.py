@@ -55,6 +55,9 @@ class ToolContext:
     check_destination: Callable[[str, str, str], None] | None = None
     """Called as (url, host, reason) before web_fetch connects to a loopback, private, link-local or metadata
     address; returns to allow, raises ToolError to refuse. None allows every destination."""
+    notify: Callable[[str], None] | None = None
+    """Tells the human something beside the model (a notice line in the REPL, stderr with -p): what a sandboxed
+    command changed in the git dir. None tells nobody."""
     confinement: Any = None
     """The OS sandbox (a `safety.sandbox.Confinement`) the shell command about to run is confined to; None runs
     it outside. Set by the agent around each exec call."""

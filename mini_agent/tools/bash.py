@@ -6,7 +6,7 @@ import os
 import shlex
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
@@ -15,6 +15,9 @@ from mini_agent.tools._arguments import CommandText
 from mini_agent.tools._process import BoundedOutput, Finished, child_environment, run_captured
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, tool
 from mini_agent.tools.exit_line import exit_line
+
+if TYPE_CHECKING:
+    from mini_agent.safety.sandbox.gitguard import GitChanges
 
 OUTPUT_LIMIT = 30_000
 """Characters of output returned to the model; beyond it the head and tail halves are kept."""
@@ -86,7 +89,7 @@ def bash(
     descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
     os.close(descriptor)
     try:
-        finished, changed = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request, ctx.confinement)
+        finished, changed, git = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request, ctx.confinement)
         new_cwd = _final_directory(Path(pwd_file))
     except KeyboardInterrupt:
         # The group is already killed (run_captured); what it printed is the model's best clue to how far it got.
@@ -100,13 +103,18 @@ def bash(
     if changed:  # the mechanism could not keep these read-only (Landlock): the human must know, and so must the model
         shown = ", ".join(str(path) for path in changed)
         report += f"\nWarning: this command changed protected files the sandbox could not keep read-only: {shown}"
+    if git:  # the human hears it too: git runs these files' programs in their own terminal later
+        if ctx.notify is not None:
+            ctx.notify(git.notice())
+        report += f"\nWarning: {git.notice()}"
     return report + _sandbox_hint(report, finished, ctx.confinement)
 
 
 def _run(
     command: str, cwd: Path, pwd_file: Path, timeout: int, output: BoundedOutput, request: str, confinement
-) -> tuple[Finished, tuple[Path, ...]]:
-    """Run the command, confined when asked; returns how it ended and the protected paths it changed anyway."""
+) -> tuple[Finished, tuple[Path, ...], GitChanges | None]:
+    """Run the command, confined when asked; returns how it ended, the protected paths it changed anyway, and
+    what it did to the git dir beyond ordinary work (its control files already put back)."""
     # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
     # it writes the shell's final directory on any exit, and leaves the exit status untouched.
     tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
@@ -125,7 +133,9 @@ def _run(
         finished = run_captured(
             argv, cwd, env, timeout, output, launch and launch.preexec_fn, contained=bool(launch and launch.contained)
         )
-        return finished, launch.protected_changes() if launch else ()
+        if launch is None:
+            return finished, (), None
+        return finished, launch.protected_changes(), launch.git_changes()
     except FileNotFoundError as exc:
         raise ToolError(f"Could not start bash: {exc}. Is bash installed and on PATH?") from None
     finally:

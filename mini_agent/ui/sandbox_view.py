@@ -44,6 +44,10 @@ def print_sandbox(settings: Settings, cwd: Path, as_json: bool, out: TextIO) -> 
     console.print("Always hidden when present: " + ", ".join(record["hidden_in_home"]))
     if record["read_only_in_root"]:
         console.print("Kept read-only in the project root: " + ", ".join(record["read_only_in_root"]))
+    if record.get("git"):
+        console.print("The project's git repository:")
+        for line in record["git"]:
+            console.print(f"  - {line}")
     console.print("Limits:")
     for limit in record["limits"]:
         console.print(f"  - {limit}")
@@ -69,6 +73,9 @@ def run_confined(settings: Settings, argv: list[str], level: Level, network: boo
         # In our process group: the terminal's Ctrl-C reaches it as it reaches us.
         process = lineage.spawn(launch.argv, launch.preexec_fn, new_session=False, cwd=cwd, env=launch.env)
         returncode = process.wait()
+        changes = launch.git_changes()  # put back what it planted in the git dir, as after the agent's commands
+        if changes:
+            print(f"mini-agent: {changes.notice()}", flush=True)
     except FileNotFoundError as exc:
         print(f"mini-agent: could not start {argv[0]}: {exc}", flush=True)
         return 127

@@ -2,7 +2,8 @@
 start a command under it.
 
 Two levels: `read-only` (no writes but a private TMPDIR and harmless devices) and `workspace-write` (also the
-project root and the temp dirs, minus `.git/hooks`, `.git/config` and the agent's own config). Both hide
+project root and the temp dirs, minus the git dir's control files and the agent's own config; the git dir pinned
+where the mechanism can, and what changed there put back after the command: `gitguard`, `gitkeep`). Both hide
 credential locations and the agent's data, keep the agent's process out of sight, and cut the network unless
 the caller grants it. Mechanisms: bubblewrap or Landlock on Linux, Seatbelt on macOS, probed once per process
 (`MINI_AGENT_SANDBOX` forces one, or `off`). The permission policy decides *whether* a command runs and at which
@@ -13,6 +14,7 @@ level; this package only enforces the level. May import what safety/ may.
         finished = run_captured(launch.argv, cwd, launch.env, timeout, output, preexec_fn=launch.preexec_fn)
         hint = blocked(text, finished.returncode, confinement)   # "the sandbox blocked a write to ..." or None
         changed = launch.protected_changes()                     # what the mechanism could not block
+        git = launch.git_changes()                               # git control files put back; `git.notice()`
     finally:
         launch.cleanup()
 """

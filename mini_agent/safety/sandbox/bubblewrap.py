@@ -1,7 +1,8 @@
 """bubblewrap (bwrap): the plan as a mount namespace over a read-only view of `/`, plus fresh PID, IPC, UTS,
 cgroup and (unless granted) network namespaces.
 
-Mount order carries the meaning: the read-only root first, then the writable binds, then the read-only islands
+Mount order carries the meaning: the read-only root first, then the writable binds (the git dir bound again onto
+itself, so that it cannot be renamed away: a mount point cannot be moved), then the read-only islands
 inside them, then the hidden paths covered last so nothing re-exposes them. Hidden paths are covered by an
 empty placeholder with mode 000 (capabilities dropped, so even root gets "Permission denied").
 """
@@ -30,7 +31,7 @@ def command(executable: str, plan: Plan, cwd: Path, argv: list[str], hide_with: 
     if plan.network:
         args.append("--share-net")
     args += ["--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for path in plan.writable:
+    for path in (*plan.writable, *plan.pinned):  # pinned after their root: a mount point cannot be renamed
         args += ["--bind", str(path), str(path)]
     for path in plan.read_only:
         args += ["--ro-bind", str(path), str(path)]

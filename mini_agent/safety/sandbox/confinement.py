@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from mini_agent.safety import gitrepo
+from mini_agent.safety.sandbox.gitkeep import KEEP
 from mini_agent.safety.workspace import HOME_SECRET_FILES, HOME_SECRETS, NOT_SECRET, PASSWORD_STORES, within
 
 if TYPE_CHECKING:
@@ -25,9 +27,9 @@ LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
 HIDDEN_IN_HOME = (*(place for place in HOME_SECRETS if place != ".docker"), *HOME_SECRET_FILES, *PASSWORD_STORES)
 """Credential locations under home that no confined command may read, at any level (the policy's own list;
 of `~/.docker` only the registry logins in config.json, so its contexts stay usable)."""
-READ_ONLY_IN_ROOT = (".git/hooks", ".git/config", ".mini-agent", ".mcp.json", ".claude/commands")
-"""Inside the writable project root: a hook, a config line, an MCP server or a custom command's allowed-tools
-written here runs later, outside any sandbox."""
+READ_ONLY_IN_ROOT = (".mini-agent", ".mcp.json", ".claude/commands")
+"""Inside the writable project root: an MCP server or a custom command's allowed-tools written here runs later,
+outside any sandbox. So do the git dir's control paths (`gitrepo.CONTROL`: config, hooks, commondir...)."""
 ENV_FILE = ".env*"
 """Environment files beside the project (in home and in the root's ancestors) hold other projects' secrets."""
 
@@ -78,6 +80,9 @@ class Plan:
     """Existing paths inside a writable one that stay read-only."""
     hidden: tuple[Path, ...]
     """Existing paths the command may not read; each one is a file or a directory."""
+    pinned: tuple[Path, ...] = ()
+    """Directories inside a writable root that stay writable but may not be renamed or removed (the git dir):
+    bubblewrap binds each onto itself, and a mount point cannot be moved."""
 
 
 def _warm_socket_dir() -> tuple[Path, ...]:
@@ -105,13 +110,14 @@ def plan(confinement: Confinement, tmpdir: Path, writable: tuple[Path, ...] = ()
     if confinement.level == "workspace-write":
         shared = temp_roots() if confinement.shared_temp_dirs is None else map(real, confinement.shared_temp_dirs)
         roots = (root, *shared, real(tmpdir), *extra)
-        protected = [root / name for name in READ_ONLY_IN_ROOT] + [real(p) for p in confinement.read_only_paths]
-        if (root / ".git").is_file():  # a worktree's pointer: rewritten, it would lead git to foreign hooks
-            protected.append(root / ".git")
-        read_only = tuple(path for path in _unique(protected) if os.path.lexists(path) and _inside_any(path, roots))
+        git_dirs = gitrepo.git_dirs(root)
+        protected = protected_paths(confinement, git_dirs)
+        kept = [path for path in protected if _inside_any(path, roots) and os.path.lexists(path)]
+        read_only = tuple(path for path in kept if not _inside_any(path, tuple(o for o in kept if o != path)))
+        pinned = tuple(path for path in git_dirs if path != root and _inside_any(path, roots))
     else:
         roots = (real(tmpdir), *extra)
-        read_only = ()
+        read_only = pinned = ()
     return Plan(
         level=confinement.level,
         network=confinement.network,
@@ -120,7 +126,19 @@ def plan(confinement: Confinement, tmpdir: Path, writable: tuple[Path, ...] = ()
         writable=_unique(roots),
         read_only=read_only,
         hidden=hidden_paths(confinement),
+        pinned=pinned,
     )
+
+
+def protected_paths(confinement: Confinement, git_dirs: tuple[Path, ...] | None = None) -> tuple[Path, ...]:
+    """What a workspace-write command must not change, existing or not: the agent's config in the root and the
+    caller's read-only paths, and the control paths of the root's git dir (a `.git` pointer file included).
+    `git_dirs`: the root's, when the caller has them already."""
+    root = real(confinement.root)
+    git_dirs = gitrepo.git_dirs(root) if git_dirs is None else git_dirs
+    paths = [root / name for name in READ_ONLY_IN_ROOT] + [real(path) for path in confinement.read_only_paths]
+    keeps = [directory / KEEP for directory in git_dirs]  # the second names of git's history
+    return _unique([*paths, *gitrepo.control_paths(root, git_dirs), *keeps])
 
 
 def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
@@ -152,4 +170,6 @@ def _unique(paths) -> tuple[Path, ...]:
 
 
 def _inside_any(path: Path, bases: tuple[Path, ...]) -> bool:
-    return any(within(path, base) for base in bases)
+    """`within` for many bases, on the text of resolved paths: `Path.parents` is slow, and this runs per command."""
+    text = str(path)
+    return any(text == str(base) or text.startswith(str(base).rstrip("/") + "/") for base in bases)

@@ -7,14 +7,20 @@ import os
 import tempfile
 from pathlib import Path
 
+from mini_agent.safety import gitrepo
 from mini_agent.safety.sandbox.confinement import HIDDEN_IN_HOME, LEVELS, READ_ONLY_IN_ROOT, Confinement, plan
+from mini_agent.safety.sandbox.gitkeep import KEEP
 from mini_agent.safety.sandbox.probe import ENV_VARIABLE, choice, described, mechanism, unavailable_reason
 
 COMMON_LIMITS = (
     "Reading is allowed everywhere except the hidden paths: other files of your user (outside the credential "
     "locations listed) stay readable.",
     "Unix sockets reachable through the file system (e.g. /var/run/docker.sock) are not blocked.",
-    "A path that does not exist when the command starts (e.g. a missing .git/hooks) cannot be protected.",
+    "A path that does not exist when the command starts (e.g. .git/commondir) cannot be kept read-only: in the "
+    "git dir it is put back after the command (and you are told); the agent's config is only reported.",
+    "Only the project root's own repository is guarded: a nested repository or one the command creates (git "
+    "init) is the command's work, like any script it writes.",
+    "A command running in the sandbox still runs its own git with what it planted, inside the sandbox.",
 )
 LIMITS = {
     "bubblewrap": (
@@ -23,8 +29,11 @@ LIMITS = {
         "end when the command returns, since its PID namespace ends with it.",
     ),
     "landlock": (
-        "Inside the writable project root, .git/hooks, .git/config and the agent's config are NOT kept read-only: "
-        "Landlock can only grant, and the root's rights reach everything beneath it.",
+        "Inside the writable project root, the git dir's control files and the agent's config are NOT kept "
+        "read-only, nor the git dir pinned: Landlock can only grant, and the root's rights reach everything beneath "
+        "it. Changed git control files are put back after the command and a renamed git dir moved back; the "
+        "agent's config changes are reported.",
+        "Background processes outlive the command: what they write to the git dir after it is not put back.",
         "Directory listings of hidden directories are visible (their names); file contents are not.",
         "Only TCP is filtered (ABI 4+); UDP (including DNS) is not.",
         "No PID namespace: other processes and their command lines are visible; the agent's environment and memory "
@@ -72,6 +81,7 @@ def describe(
             }
     if found is not None and found.name == "landlock":  # see LIMITS: listed, but not enforced there
         levels["workspace-write"]["read_only_inside_writable"] = []
+    git = gitrepo.git_dirs(root)
     limits = list(COMMON_LIMITS)
     if found is not None:
         limits += LIMITS.get(found.name, ())
@@ -86,5 +96,34 @@ def describe(
         "levels": levels,
         "hidden_in_home": [f"~/{name}" for name in HIDDEN_IN_HOME] + ["~/.env*", ".env* in the root's ancestors"],
         "read_only_in_root": list(READ_ONLY_IN_ROOT) if found is None or found.name != "landlock" else [],
+        "git": _git_protection(found.name if found else None, git, root),
         "limits": limits,
     }
+
+
+def _git_protection(name: str | None, git_dirs: tuple[Path, ...], root: Path) -> list[str]:
+    """What guards the root's repository from workspace-write commands, in sentences."""
+    if name is None or not git_dirs:
+        return [] if name is None else ["No git repository at the project root: nothing to guard."]
+    shown = ", ".join(gitrepo.CONTROL)
+    where = ", ".join(_shown(path, root) for path in git_dirs)
+    found = []
+    if name == "bubblewrap":
+        found.append(f"The git dir ({where}) is pinned: it cannot be renamed or removed.")
+    if name in ("bubblewrap", "seatbelt"):
+        found.append(f"Kept read-only there (those that exist): {shown}.")
+    found.append(
+        f"After each command: a change among {shown} is put back (the command's version moved to "
+        f"{gitrepo.QUARANTINE}/ in the git dir), and you are told; so are new entries ordinary git work does not "
+        "make, and deleted refs."
+    )
+    keep = " (read-only to commands)" if name == "bubblewrap" else ""
+    found.append(
+        f"Object files and reflogs have a second name (hard links) in {KEEP}/{keep}: when a command deletes "
+        "history, the objects, reflogs, refs and HEAD are put back."
+    )
+    return found
+
+
+def _shown(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.safety.sandbox.confinement import Confinement, plan
+from mini_agent.safety.sandbox.gitguard import GitChanges, GitGuard
 from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
 from mini_agent.safety.sandbox.watch import Fingerprint, changed, fingerprint, watched_paths
 
@@ -34,11 +35,18 @@ class Launch:
     _base: Path | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     _watched: dict[Path, Fingerprint] = field(default_factory=dict)
+    _git: GitGuard | None = None
 
     def protected_changes(self) -> tuple[Path, ...]:
-        """Protected paths (`.git/hooks`, `.git/config`, the agent's config) that changed since `confine()`:
-        what the mechanism could not block (Landlock, or a path that did not exist yet). Call it after the run."""
+        """Protected paths (the agent's config) that changed since `confine()`: what the mechanism could not block
+        (Landlock, or a path that did not exist yet). Call it after the run."""
         return changed(self._watched)
+
+    def git_changes(self) -> GitChanges:
+        """What the command did to the root's git dir beyond ordinary work; control files it changed are put back
+        here. Call it once, after the run."""
+        guard, self._git = self._git, None
+        return guard.check() if guard is not None else GitChanges()
 
     def cleanup(self) -> None:
         """Remove the private temp dir and release the Landlock ruleset; safe to call twice."""
@@ -65,6 +73,10 @@ def confine(
     launch._watched = fingerprint(watched_paths(confinement))
     try:
         resolved = plan(confinement, tmpdir, writable)
+        if confinement.level == "workspace-write":  # the read-only level cannot write any git dir
+            launch._git = GitGuard.take(resolved.root, resolved.writable)
+            if launch._git.new_keep:  # made just now: planned again, so that it is read-only from this command on
+                resolved = plan(confinement, tmpdir, writable)
         if found.name == "bubblewrap":
             from mini_agent.safety.sandbox import bubblewrap
 

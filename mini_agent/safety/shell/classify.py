@@ -238,7 +238,7 @@ class _Checker:
         verdicts += [verdict for target in produced if (verdict := write_verdict(target, place)) is not None]
         if name == "git":
             verdicts += git.verdicts(arguments, place)
-            code += gitconfig.scripts(arguments) + gitconfig.repository_scripts(place)
+            code += gitconfig.scripts(arguments) + gitconfig.repository_scripts(place, arguments)
             verdicts += gitconfig.hooks(gitconfig.invocation(arguments))
             self.git_aliases |= gitconfig.defined_aliases(arguments)
             alias = gitconfig.alias_run(arguments, self.git_aliases, place)

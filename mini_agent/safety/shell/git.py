@@ -25,6 +25,8 @@ SHOWS_CONTENT = {"show", "diff", "cat-file", "blame", "grep", "log", "whatchange
 # `-o` means --others for ls-files and --only-matching for grep; elsewhere it would name an output file.
 DASH_O_IS_SAFE = {"ls-files", "grep"}
 BROAD_PATHSPECS = {".", "./", ":/", ":/.", "*", "./*", ":(top)", ":/*", ":(top)."}
+EXPIRES = {"gc", "repack", "prune", "maintenance", "reflog", "worktree"}
+"""Subcommands whose expiry settings (`-c gc.pruneExpire=now`) decide how much history they delete."""
 LIST_VALUES = {"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format"}
 # Options that take the next word as their value, per subcommand: elsewhere a value would look like an operand,
 # which only ever makes the check stricter.
@@ -82,6 +84,8 @@ def verdicts(arguments: tuple[Word, ...], place: Place) -> list[Verdict]:
         return [destructive("the git subcommand is computed at run time, so it cannot be checked")]
     args = argv.parse(git.arguments, VALUE_OPTIONS.get(sub, set()) | {"--output"})
     found = _destructive(sub, args)
+    if sub in EXPIRES and (git.configs or git.from_environment):
+        found.append(destructive(f"git -c can make git {sub} expire history now (gc.pruneExpire, gc.reflogExpire)"))
     found += [v for word in args.value("--output") if (v := write_verdict(word, place)) is not None]
     if sub == "config":
         files = argv.parse(git.arguments, {"-f", "--file"}).value("-f", "--file")
@@ -128,8 +132,14 @@ def _destructive(sub: str, args: Args) -> list[Verdict]:
         return [destructive("git reflog expire/delete removes the way back to lost commits")]
     elif sub == "update-ref" and args.has("-d"):
         return [destructive("git update-ref -d deletes a ref")]
-    elif sub == "gc" and any((w.value or "") in ("now", "all") for w in args.value("--prune")):
-        return [destructive("git gc --prune=now deletes unreachable commits for good")]
+    elif sub == "tag" and args.has("-d", "--delete"):
+        return [destructive("git tag -d deletes a tag, which keeps no reflog")]
+    elif sub == "branch" and args.has("-M", "-C"):
+        return [destructive(f"git branch {'-M' if args.has('-M') else '-C'} overwrites a branch of that name")]
+    elif sub == "gc" and any((w.value or "") != "never" for w in args.value("--prune")):
+        return [destructive("git gc --prune=<date> deletes unreachable commits for good")]
+    elif sub == "repack" and args.has("-d") and args.has("-a") and not args.has("-A"):
+        return [destructive("git repack -a -d drops unreachable commits for good")]
     elif sub == "prune" and not args.has("-n", "--dry-run"):
         return [destructive("git prune deletes unreachable commits for good")]
     return []

@@ -9,10 +9,12 @@ returned as scripts to check like any other command line (an alias without `!` a
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 from pathlib import Path
 
+from mini_agent.safety import gitrepo
 from mini_agent.safety.shell import argv
 from mini_agent.safety.shell.git import Invocation, invocation
 from mini_agent.safety.shell.paths import Place
@@ -147,10 +149,10 @@ def _configured(name: str, place: Place) -> str | None:
     """An alias stored in the repository's config (found from where the shell is, or from the project root)
     or in the user's own git config files."""
     view = place.workspace
-    files = [_repository_config(view.cwd or view.root), _repository_config(view.root)]
+    files = [*_config_files(view.cwd or view.root), *_config_files(view.root)]
     files += [view.home / path for path in HOME_CONFIG_FILES]
     wanted = f"alias.{name.lower()}"
-    for path in dict.fromkeys(path for path in files if path is not None):
+    for path in dict.fromkeys(files):
         for key, value in _entries(path):
             if key.lower() == wanted and value is not None:
                 return value
@@ -162,21 +164,69 @@ UNUSED_HERE = ("alias.", "pager.", "core.pager")
 SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
 
 
-def repository_scripts(place: Place) -> list[Word]:
-    """Programs the repository's own `.git/config` makes git run: `core.fsmonitor` runs on `git status`,
-    filter drivers and textconv on `git diff`. A downloaded or unpacked project chooses them, so a "read-only"
-    git command there runs whatever they say: each is returned as a script to check (`core.fsmonitor = true`
-    stays harmless). An include makes the rest unknown. The user's own ~/.gitconfig is theirs, and is not read
-    here."""
-    config = _repository_config(place.workspace.cwd or place.workspace.root)
-    if config is None:
-        return []
+def repository_scripts(place: Place, arguments: tuple[Word, ...] = ()) -> list[Word]:
+    """Programs the repository's own config makes git run: `core.fsmonitor` runs on `git status`, filter
+    drivers and textconv on `git diff`. A downloaded or unpacked project chooses them, so a "read-only" git
+    command there runs whatever they say: each is returned as a script to check (`core.fsmonitor = true` stays
+    harmless). The config files are those git itself reads for this command: found from `-C` and `--git-dir`,
+    through a `.git` pointer file and `commondir`, with the worktree's config.worktree and every included file.
+    The user's own ~/.gitconfig is theirs, and is not read here."""
+    files = _command_config_files(arguments, place)
+    if files is None:
+        return [Word("git --git-dir or -C computed at run time", None)]
     found: list[Word] = []
-    for key, value in _entries(config):
-        if key.startswith(("include.", "includeif.")):
-            found.append(Word(f"{key} in .git/config", None))
-        elif not key.startswith(UNUSED_HERE) and COMMAND_KEYS.fullmatch(key.lower()):
-            found.append(Word(f"{key} in .git/config", "true" if value is None else value))
+    for path in files:
+        for key, value in _entries(path):
+            if not key.startswith(UNUSED_HERE) and COMMAND_KEYS.fullmatch(key.lower()):
+                found.append(Word(f"{key} in {path}", "true" if value is None else value))
+    return found
+
+
+def _command_config_files(arguments: tuple[Word, ...], place: Place) -> list[Path] | None:
+    """The repository config files (includes followed) a git command line reads; None when `-C` or `--git-dir`
+    is only known at run time."""
+    view = place.workspace
+    start, git = view.cwd or view.root, None
+    index = 0
+    while index < len(arguments):
+        text = arguments[index].value
+        if text is None or not text.startswith("-"):
+            break
+        name, equals, value = text.partition("=")
+        if name in ("-C", "--git-dir") and not equals:
+            index += 1
+            value = arguments[index].value if index < len(arguments) else ""
+        if name in ("-C", "--git-dir"):
+            if value is None:
+                return None
+            target = Path(os.path.realpath(start / os.path.expanduser(value)))
+            if name == "-C":
+                start = target
+            else:
+                git = target
+        index += 1
+    if git is not None:
+        return _with_includes(list(gitrepo.repository_config_files(git)))
+    return _config_files(start)
+
+
+def _config_files(start: Path) -> list[Path]:
+    return _with_includes(list(gitrepo.config_files(start)))
+
+
+def _with_includes(files: list[Path]) -> list[Path]:
+    """The files and, depth first as git reads them, what each includes (up to git's nesting limit)."""
+    found: list[Path] = []
+
+    def add(path: Path, depth: int) -> None:
+        if path in found or depth > gitrepo.INCLUDE_DEPTH:
+            return
+        found.append(path)
+        for included in gitrepo.includes(path, _entries(path)):
+            add(included, depth + 1)
+
+    for path in files:
+        add(path, 0)
     return found
 
 
@@ -192,9 +242,8 @@ def _entries(path: Path) -> tuple[tuple[str, str | None], ...]:
 
 @functools.lru_cache(maxsize=16)
 def _parsed(path: str, stamp: tuple[int, ...]) -> tuple[tuple[str, str | None], ...]:
-    try:
-        text = Path(path).read_text(errors="replace")[:200_000]
-    except OSError:
+    text = gitrepo.read_text(Path(path))
+    if text is None:
         return ()
     found: list[tuple[str, str | None]] = []
     section = ""
@@ -211,26 +260,3 @@ def _parsed(path: str, stamp: tuple[int, ...]) -> tuple[tuple[str, str | None], 
         key, assigned, value = entry.partition("=")
         found.append((f"{section}.{key.strip().lower()}", value.strip().strip('"') if assigned else None))
     return tuple(found)
-
-
-def _repository_config(start: Path) -> Path | None:
-    """The config file of the repository `start` is in (a worktree's is its main repository's)."""
-    for directory in (start, *start.parents):
-        dot_git = directory / ".git"
-        if dot_git.is_dir():
-            return dot_git / "config"
-        if dot_git.is_file():
-            try:
-                pointer = dot_git.read_text(errors="replace").strip()
-            except OSError:
-                return None
-            if not pointer.startswith("gitdir:"):
-                return None
-            git_dir = (directory / pointer[7:].strip()).resolve()
-            common = git_dir / "commondir"
-            try:
-                git_dir = (git_dir / common.read_text().strip()).resolve() if common.is_file() else git_dir
-            except OSError:
-                pass
-            return git_dir / "config"
-    return None

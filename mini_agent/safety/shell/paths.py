@@ -158,6 +158,8 @@ def write_verdict(word: Word, place: Place, verb: str = "writes", entry: bool = 
         return destructive(f"{verb} a path that a command computes at run time ({word.text})")
     if value is None:
         return ordinary(f"{verb} a path computed at run time ({word.text})")
+    if _glob_reaches_git(value):  # even unmarked: the grammar does not see every glob (`.[g]it`)
+        return destructive(f"{verb} {value}, a pattern that matches .git (the repository's internals)")
     if not place.known(word):
         protected = place.workspace.protected(Path(value))  # `.git/...` is protected from any directory
         if protected:
@@ -179,6 +181,14 @@ def _write_verdict(value: str, view: Workspace, verb: str, entry: bool) -> Verdi
     if not view.inside(path):
         return destructive(f"{verb} outside the working directory: {view.shown(path)}")
     return ordinary(f"{verb} {view.shown(path)}")
+
+
+def _glob_reaches_git(value: str) -> bool:
+    """Whether a glob would match a `.git` on the way (`.g*/objects`, `.[g]it`, `.*`); a bare `*` skips dot files."""
+    for part in value.split("/"):
+        if any(char in part for char in "*?[") and part[:1] in (".", "[") and fnmatch.fnmatchcase(".git", part):
+            return True
+    return False
 
 
 def secret_verdict(word: Word, place: Place) -> Verdict | None:
