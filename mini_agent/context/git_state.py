@@ -158,11 +158,11 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
     launches = []
     try:
         for command in commands:
-            argv, command_env, preexec = [*base, *command], env, None
+            argv, command_env, preexec, fds = [*base, *command], env, None, ()
             launch = _confined(argv, env, cwd) if command is _STATUS else None
             if launch is not None:
                 launches.append(launch)
-                argv, command_env, preexec = launch.argv, launch.env, launch.preexec_fn
+                argv, command_env, preexec, fds = launch.argv, launch.env, launch.preexec_fn, launch.pass_fds
             processes.append(
                 subprocess.Popen(
                     argv,
@@ -172,6 +172,7 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     preexec_fn=preexec,
+                    pass_fds=fds,
                 )
             )
         deadline = time.monotonic() + GIT_TIMEOUT

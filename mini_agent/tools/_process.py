@@ -103,10 +103,12 @@ def run_captured(
     timeout: float,
     output: BoundedOutput,
     preexec_fn: Callable[[], None] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> Finished:
     """Run `argv` in a new session, feeding its stdout and stderr (one pipe, in arrival order) into `output`.
 
-    `preexec_fn` runs in the child between fork and exec (the sandbox applies Landlock there).
+    `preexec_fn` runs in the child between fork and exec (the sandbox applies Landlock there); `pass_fds` are
+    inherited by it (the sandbox's seccomp program for bubblewrap).
 
     Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
     any exception (KeyboardInterrupt included) the whole process group is killed first. Whatever is left of the
@@ -122,6 +124,7 @@ def run_captured(
         stderr=subprocess.STDOUT,
         start_new_session=True,
         preexec_fn=preexec_fn,
+        pass_fds=pass_fds,
     )
     guard.watch(process.pid)  # at once: from here on, the group dies with the agent
     assert process.stdout is not None

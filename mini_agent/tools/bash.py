@@ -122,7 +122,9 @@ def _run(
             raise ToolError(f"Not run: the OS sandbox could not start ({exc}).") from None
         argv, env = launch.argv, launch.env
     try:
-        finished = run_captured(argv, cwd, env, timeout, output, preexec_fn=launch and launch.preexec_fn)
+        finished = run_captured(
+            argv, cwd, env, timeout, output, launch and launch.preexec_fn, launch.pass_fds if launch else ()
+        )
         return finished, launch.protected_changes() if launch else ()
     except FileNotFoundError as exc:
         raise ToolError(f"Could not start bash: {exc}. Is bash installed and on PATH?") from None

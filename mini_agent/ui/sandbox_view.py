@@ -44,6 +44,13 @@ def print_sandbox(settings: Settings, cwd: Path, as_json: bool, out: TextIO) -> 
     console.print("Always hidden when present: " + ", ".join(record["hidden_in_home"]))
     if record["read_only_in_root"]:
         console.print("Kept read-only in the project root: " + ", ".join(record["read_only_in_root"]))
+    filtered = record["seccomp"]
+    if filtered["loaded"]:
+        console.print("Refused by a seccomp filter (your local services' sockets): " + ", ".join(filtered["refuses"]))
+    elif record["mechanism"] is not None:
+        console.print(f"No seccomp filter: {filtered['unavailable_reason']}")
+    if record["service_sockets_covered"]:
+        console.print("Service sockets covered: " + ", ".join(record["service_sockets_covered"]))
     console.print("Limits:")
     for limit in record["limits"]:
         console.print(f"  - {limit}")
@@ -64,7 +71,9 @@ def run_confined(settings: Settings, argv: list[str], level: Level, network: boo
         return 1
     process = None
     try:
-        process = subprocess.Popen(launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn)
+        process = subprocess.Popen(
+            launch.argv, cwd=cwd, env=launch.env, preexec_fn=launch.preexec_fn, pass_fds=launch.pass_fds
+        )
         returncode = process.wait()
     except FileNotFoundError as exc:
         print(f"mini-agent: could not start {argv[0]}: {exc}", flush=True)

@@ -10,7 +10,7 @@ level; this package only enforces the level. May import what safety/ may.
 
     launch = confine(argv, env, cwd, Confinement("workspace-write", root))
     try:
-        finished = run_captured(launch.argv, cwd, launch.env, timeout, output, preexec_fn=launch.preexec_fn)
+        finished = run_captured(launch.argv, cwd, launch.env, timeout, output, launch.preexec_fn, launch.pass_fds)
         hint = blocked(text, finished.returncode, confinement)   # "the sandbox blocked a write to ..." or None
         changed = launch.protected_changes()                     # what the mechanism could not block
     finally:

@@ -7,22 +7,28 @@ import os
 import tempfile
 from pathlib import Path
 
+from mini_agent.safety.sandbox import seccomp, services
 from mini_agent.safety.sandbox.confinement import HIDDEN_IN_HOME, LEVELS, READ_ONLY_IN_ROOT, Confinement, plan
 from mini_agent.safety.sandbox.probe import ENV_VARIABLE, choice, described, mechanism, unavailable_reason
 
 COMMON_LIMITS = (
     "Reading is allowed everywhere except the hidden paths: other files of your user (outside the credential "
     "locations listed) stay readable.",
-    "Unix sockets reachable through the file system (e.g. /var/run/docker.sock) are not blocked.",
+    "Variables that point at your services (TMUX, SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS, DOCKER_HOST, "
+    "DISPLAY, XDG_RUNTIME_DIR, ... and any whose value is a socket) are removed from every confined command.",
     "A path that does not exist when the command starts (e.g. a missing .git/hooks) cannot be protected.",
 )
 LIMITS = {
     "bubblewrap": (
+        "Your services' sockets present when a command starts (the runtime dir, tmux, screen, ssh-agent, docker, "
+        "D-Bus, X, systemd's) are covered; a socket made later in a shared place such as /tmp is not.",
         "Network is all or nothing (a private network namespace); no per-host rules.",
         "Children die with the agent (--die-with-parent, PID namespace); background processes (`cmd &`) also "
         "end when the command returns, since its PID namespace ends with it.",
     ),
     "landlock": (
+        "Your services' sockets stay visible: Landlock has no right for connect() on a socket; the seccomp "
+        "filter is what keeps commands from them.",
         "Inside the writable project root, .git/hooks, .git/config and the agent's config are NOT kept read-only: "
         "Landlock can only grant, and the root's rights reach everything beneath it.",
         "Directory listings of hidden directories are visible (their names); file contents are not.",
@@ -37,6 +43,7 @@ LIMITS = {
     "seatbelt": (
         "Network is all or nothing; no per-host rules.",
         "Children are not killed when the agent dies (no equivalent of a PID namespace).",
+        "With the network granted, Unix sockets (docker's, ssh-agent's) are reachable too.",
         "Mach services stay reachable (e.g. the keychain through securityd, which may prompt).",
         "The generated profile is unit-tested as text only; this project's CI has no Mac.",
     ),
@@ -73,8 +80,14 @@ def describe(
     if found is not None and found.name == "landlock":  # see LIMITS: listed, but not enforced there
         levels["workspace-write"]["read_only_inside_writable"] = []
     limits = list(COMMON_LIMITS)
+    filtered = _seccomp(found.name if found else None)
     if found is not None:
         limits += LIMITS.get(found.name, ())
+        if found.name in ("bubblewrap", "landlock") and filtered["unavailable_reason"]:
+            limits.append(
+                f"No seccomp filter ({filtered['unavailable_reason']}): a script can connect to any Unix socket it "
+                "can reach (docker, ssh-agent, tmux). Install libseccomp2 and the pyseccomp package."
+            )
         if found.name == "landlock":
             limits += [text for abi, text in LANDLOCK_ABI_LIMITS.items() if found.abi < abi]
     return {
@@ -86,5 +99,18 @@ def describe(
         "levels": levels,
         "hidden_in_home": [f"~/{name}" for name in HIDDEN_IN_HOME] + ["~/.env*", ".env* in the root's ancestors"],
         "read_only_in_root": list(READ_ONLY_IN_ROOT) if found is None or found.name != "landlock" else [],
+        "seccomp": filtered,
+        "service_sockets_covered": [str(path) for path in services.locations(os.environ, home or Path.home())]
+        if found is not None and found.name == "bubblewrap"
+        else [],
         "limits": limits,
     }
+
+
+def _seccomp(name: str | None) -> dict:
+    """Whether confined commands run under the seccomp program here, and what it refuses."""
+    if name not in ("bubblewrap", "landlock"):
+        reason = "not used with this mechanism" if name else "no sandbox"
+        return {"loaded": False, "refuses": [], "unavailable_reason": reason}
+    reason = seccomp.unavailable_reason()
+    return {"loaded": reason is None, "refuses": list(seccomp.REFUSED) if reason is None else [], "unavailable_reason": reason}

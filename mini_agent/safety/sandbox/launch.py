@@ -1,5 +1,8 @@
-"""From a command and a confinement to what `subprocess.Popen` needs: argv, environment and preexec function,
-plus the private temp dir that lives as long as the command."""
+"""From a command and a confinement to what `subprocess.Popen` needs: argv, environment, preexec function and the
+descriptors to pass, plus the private temp dir that lives as long as the command.
+
+Every confined command passes here: its environment loses the variables that point at the user's services
+(services.py), and on Linux it runs under the seccomp program (seccomp.py) where libseccomp is present."""
 
 from __future__ import annotations
 
@@ -10,8 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_agent.safety.sandbox.confinement import Confinement, plan
+from mini_agent.safety.sandbox import seccomp, services
+from mini_agent.safety.sandbox.confinement import Confinement, Plan, plan
 from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
+from mini_agent.safety.workspace import within
 from mini_agent.safety.sandbox.watch import Fingerprint, changed, fingerprint, watched_paths
 
 
@@ -27,6 +32,8 @@ class Launch:
     env: dict[str, str]
     preexec_fn: Callable[[], None] | None
     mechanism: str = ""
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the child must inherit (bubblewrap's seccomp program): give them to Popen's `pass_fds`."""
     tmpdir: Path | None = None
     _base: Path | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
@@ -57,22 +64,32 @@ def confine(
     base = Path(tempfile.mkdtemp(prefix="mini-agent-sandbox-"))
     tmpdir = base / "tmp"
     tmpdir.mkdir()
-    launch = Launch(argv=[], env={**env, "TMPDIR": str(tmpdir)}, preexec_fn=None, mechanism=found.name)
+    confined_env = {**services.environment(env), "TMPDIR": str(tmpdir)}
+    launch = Launch(argv=[], env=confined_env, preexec_fn=None, mechanism=found.name)
     launch.tmpdir, launch._base = tmpdir, base
     launch._watched = fingerprint(watched_paths(confinement))
     try:
         resolved = plan(confinement, tmpdir, writable)
+        code = seccomp.program() if found.name in ("bubblewrap", "landlock") else None
         if found.name == "bubblewrap":
             from mini_agent.safety.sandbox import bubblewrap
 
             hide_with = bubblewrap.placeholders(base)
-            launch.argv = bubblewrap.command(found.executable or "bwrap", resolved, cwd, argv, hide_with)
+            covered = _service_locations(env, confinement, resolved)
+            program = seccomp.memfd(code) if code is not None else None
+            if program is not None:
+                launch._closers.append(lambda: os.close(program))
+                launch.pass_fds = (program,)
+            launch.argv = bubblewrap.command(
+                found.executable or "bwrap", resolved, cwd, argv, hide_with, covered, seccomp_fd=program
+            )
         elif found.name == "landlock":
             from mini_agent.safety.sandbox import landlock
 
             ruleset = landlock.Ruleset(resolved, found.abi)
             launch._closers.append(ruleset.close)
-            launch.argv, launch.preexec_fn = landlock.wrap(argv), ruleset.restrict
+            restrict = ruleset.restrict if code is None else _then(ruleset.restrict, seccomp.Loader(code).load)
+            launch.argv, launch.preexec_fn = landlock.wrap(argv), restrict
         else:
             from mini_agent.safety.sandbox import seatbelt
 
@@ -84,6 +101,29 @@ def confine(
         launch.cleanup()
         raise
     return launch
+
+
+def _then(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    def both() -> None:
+        first()
+        second()
+
+    return both
+
+
+def _service_locations(env: dict[str, str], confinement: Confinement, resolved: Plan) -> tuple[Path, ...]:
+    """The service sockets and directories bubblewrap covers: none that holds a path the command may use (the
+    project, a writable root), none inside a hidden path (a mount cannot be made inside its cover), and only the
+    outermost of nested ones."""
+    home = Path(os.path.realpath(confinement.home or Path.home()))
+    kept = [
+        path
+        for path in services.locations(env, home)
+        if path != Path("/")
+        and not any(within(used, path) for used in (resolved.root, *resolved.writable))
+        and not any(within(path, used) for used in (resolved.root, *resolved.hidden))
+    ]
+    return tuple(path for path in kept if not any(other in path.parents for other in kept))
 
 
 def _remove_tree(base: Path) -> None:
