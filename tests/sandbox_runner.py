@@ -19,7 +19,9 @@ def main() -> int:
     launch = confine(spec["argv"], {"PATH": os.environ["PATH"]}, root, confinement)
     output = BoundedOutput(100_000, 100_000)
     try:
-        finished = run_captured(launch.argv, root, launch.env, 120, output, preexec_fn=launch.preexec_fn, pass_fds=launch.pass_fds)
+        finished = run_captured(
+            launch.argv, root, launch.env, 120, output, preexec_fn=launch.preexec_fn, pass_fds=launch.pass_fds
+        )
     finally:
         launch.cleanup()
     sys.stdout.write(output.head + output.tail)

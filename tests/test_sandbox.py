@@ -62,7 +62,9 @@ def run(script: str, conf: Confinement, writable: tuple[Path, ...] = ()) -> tupl
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf, writable)
     output = BoundedOutput(50_000, 50_000)
     try:
-        finished = run_captured(launch.argv, conf.root, launch.env, 60, output, preexec_fn=launch.preexec_fn, pass_fds=launch.pass_fds)
+        finished = run_captured(
+            launch.argv, conf.root, launch.env, 60, output, preexec_fn=launch.preexec_fn, pass_fds=launch.pass_fds
+        )
     finally:
         launch.cleanup()
     return output.head + output.tail, finished.returncode
@@ -155,7 +157,15 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
         script += "; echo evil > .git/hooks/pre-commit"
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf)
     try:
-        run_captured(launch.argv, conf.root, launch.env, 60, BoundedOutput(1000, 1000), preexec_fn=launch.preexec_fn, pass_fds=launch.pass_fds)
+        run_captured(
+            launch.argv,
+            conf.root,
+            launch.env,
+            60,
+            BoundedOutput(1000, 1000),
+            preexec_fn=launch.preexec_fn,
+            pass_fds=launch.pass_fds,
+        )
         changes = set(launch.protected_changes())
     finally:
         launch.cleanup()

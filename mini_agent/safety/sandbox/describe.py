@@ -113,4 +113,8 @@ def _seccomp(name: str | None) -> dict:
         reason = "not used with this mechanism" if name else "no sandbox"
         return {"loaded": False, "refuses": [], "unavailable_reason": reason}
     reason = seccomp.unavailable_reason()
-    return {"loaded": reason is None, "refuses": list(seccomp.REFUSED) if reason is None else [], "unavailable_reason": reason}
+    return {
+        "loaded": reason is None,
+        "refuses": list(seccomp.REFUSED) if reason is None else [],
+        "unavailable_reason": reason,
+    }

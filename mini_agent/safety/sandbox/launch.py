@@ -16,8 +16,8 @@ from pathlib import Path
 from mini_agent.safety.sandbox import seccomp, services
 from mini_agent.safety.sandbox.confinement import Confinement, Plan, plan
 from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
-from mini_agent.safety.workspace import within
 from mini_agent.safety.sandbox.watch import Fingerprint, changed, fingerprint, watched_paths
+from mini_agent.safety.workspace import within
 
 
 class SandboxUnavailable(RuntimeError):

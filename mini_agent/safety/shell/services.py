@@ -25,10 +25,12 @@ ALWAYS: dict[str, str] = {
     **dict.fromkeys(("tmux", "tmate", "byobu"), "your tmux server, which runs commands outside the sandbox"),
     **dict.fromkeys(("screen", "zellij", "abduco", "dtach"), "your terminal sessions, outside the sandbox"),
     **dict.fromkeys(
-        ("docker", "docker-compose", "podman", "podman-compose", "podman-remote", "nerdctl", "buildah", "buildctl",
-         "ctr", "crictl", "lxc", "incus", "virsh", "colima", "limactl", "lima", "multipass", "orbctl"),
+        (
+            "docker docker-compose podman podman-compose podman-remote nerdctl buildah buildctl ctr crictl lxc "
+            "incus virsh colima limactl lima multipass orbctl"
+        ).split(),
         "a container or VM engine, which can start privileged containers with your files",
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(("kubectl", "oc", "helm", "k3s", "kind", "minikube"), "a cluster, with your credentials"),
     "ssh-add": "your ssh-agent, which signs with your keys",
     "gpg-connect-agent": "your gpg-agent, which holds your private keys",
@@ -58,13 +60,17 @@ READS: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
             "list-machines list-automounts list-paths is-active is-enabled is-failed is-system-running help "
             "get-default".split()
         ),
-        frozenset("-t --type -p --property -H --host -M --machine -n --lines -o --output -s --signal --state "
-                  "--root --kill-whom --kill-value --job-mode --what --when --message --timestamp".split()),
-    ),  # fmt: skip
+        frozenset(
+            "-t --type -p --property -H --host -M --machine -n --lines -o --output -s --signal --state "
+            "--root --kill-whom --kill-value --job-mode --what --when --message --timestamp".split()
+        ),
+    ),
     "loginctl": (
         "systemd-logind, which ends sessions and keeps your services running after logout (linger)",
-        frozenset("list-sessions list-users list-seats session-status user-status seat-status show-session "
-                  "show-user show-seat help".split()),  # fmt: skip
+        frozenset(
+            "list-sessions list-users list-seats session-status user-status seat-status show-session "
+            "show-user show-seat help".split()
+        ),
         frozenset("-p --property -H --host -M --machine -n --lines -o --output -s --signal --kill-whom".split()),
     ),
     "busctl": (
@@ -74,13 +80,18 @@ READS: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
     ),
     "gsettings": (
         "your desktop settings (a custom shortcut runs a command outside the sandbox)",
-        frozenset("get range list-schemas list-relocatable-schemas list-keys list-children list-recursively "
-                  "describe writable monitor help".split()),  # fmt: skip
+        frozenset(
+            "get range list-schemas list-relocatable-schemas list-keys list-children list-recursively "
+            "describe writable monitor help".split()
+        ),
         frozenset("--schemadir".split()),
     ),
     "dconf": ("your desktop settings", frozenset("read list dump watch help blame".split()), frozenset()),
-    "gio": ("your desktop, which opens programs and URLs outside the sandbox",
-            frozenset("info list tree cat help version mime".split()), frozenset()),  # fmt: skip
+    "gio": (
+        "your desktop, which opens programs and URLs outside the sandbox",
+        frozenset("info list tree cat help version mime".split()),
+        frozenset(),
+    ),
 }
 """Commands whose subcommand decides: the ones listed only look; any other reaches the service."""
 UNIX_ADDRESS = re.compile(r"^(unix|http\+unix|unix-connect|unix-client|abstract-connect|abstract-client):", re.I)
@@ -90,8 +101,10 @@ NETCAT_UNIX = re.compile(r"-[a-zA-Z]*U[a-zA-Z]*|--unixsock|--unix")
 SSH_LIKE = {"ssh", "scp", "sftp", "autossh", "slogin"}
 SSH_VALUES = frozenset("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w".split())
 SSH_AGENT_OPTIONS = {"forwardagent", "identityagent", "controlpath", "controlmaster"}
-GPG_USES_KEYS = {"-s", "--sign", "--clearsign", "--clear-sign", "-b", "--detach-sign", "-d", "--decrypt",
-                 "--export-secret-keys", "--export-secret-subkeys", "--card-edit", "--passwd", "--gen-revoke"}  # fmt: skip
+GPG_USES_KEYS = set(
+    "-s --sign --clearsign --clear-sign -b --detach-sign -d --decrypt --export-secret-keys --export-secret-subkeys "
+    "--card-edit --passwd --gen-revoke".split()
+)
 GPG_VALUES = frozenset("-u --local-user -r --recipient -o --output -R --hidden-recipient --homedir -f -z".split())
 NAME_ONLY = {"ls", "stat", "test", "[", "[[", "file", "realpath", "readlink", "echo", "printf", "rm", "unlink"}
 WORDS_LIMIT = 200
@@ -136,7 +149,9 @@ def _subcommand(name: str, arguments: tuple[Word, ...]) -> str | None:
 
 def _option(name: str, arguments: tuple[Word, ...]) -> str | None:
     values = _values(arguments)
-    flag = next((f for v in values if (f := (v or "").split("=")[0]) in ("--unix-socket", "--abstract-unix-socket")), "")
+    flag = next(
+        (f for v in values if (f := (v or "").split("=")[0]) in ("--unix-socket", "--abstract-unix-socket")), ""
+    )
     if name == "curl" and flag:
         return f"a Unix socket ({flag}), such as docker's"
     if name == "socat" and any(value is None or SOCAT_UNIX.search(value) for value in values if value != "-"):
