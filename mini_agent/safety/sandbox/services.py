@@ -11,10 +11,13 @@ needs no Landlock right), so there the seccomp program is what holds.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import os
+import re
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 SERVICE_VARIABLES = frozenset(
@@ -79,9 +82,8 @@ def locations(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     found += [str(home / name) for name in HOME_DIRS]
     found += [env[name] for name in ("XDG_RUNTIME_DIR", "SCREENDIR") if env.get(name, "").startswith("/")]
     temp_dirs = {"/tmp", tempfile.gettempdir(), env.get("TMUX_TMPDIR", "") or "/tmp"}
-    patterns = [pattern.format(uid=uid) for pattern in TEMP_PATTERNS]
     for directory in sorted(temp_dirs):
-        found += _matching(directory, patterns)
+        found += _matching(directory, _temp_names(uid))
     for directory in SOCKET_SCANS:
         found += _sockets(directory)
     found += [path for value in env.values() if (path := _socket_path(value)) is not None]
@@ -92,15 +94,19 @@ def locations(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(existing))
 
 
-def _matching(directory: str, patterns: list[str]) -> list[str]:
-    import fnmatch
+@functools.cache
+def _temp_names(uid: int) -> Callable[[str], object]:
+    patterns = (pattern.format(uid=uid) for pattern in TEMP_PATTERNS)
+    return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns)).match
 
+
+def _matching(directory: str, matches: Callable[[str], object]) -> list[str]:
     try:
         with os.scandir(directory) as entries:
             names = [entry.name for _, entry in zip(range(SCAN_LIMIT), entries, strict=False)]
     except OSError:
         return []
-    return [os.path.join(directory, name) for name in names if any(fnmatch.fnmatchcase(name, p) for p in patterns)]
+    return [os.path.join(directory, name) for name in names if matches(name)]
 
 
 def _sockets(directory: str) -> list[str]:
