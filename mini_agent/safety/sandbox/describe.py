@@ -70,6 +70,7 @@ def describe(
         for level in LEVELS:
             asked = Confinement(level, root, hidden_paths=hidden_paths, read_only_paths=read_only_paths, home=home)
             resolved = plan(asked, Path(scratch))
+            covered = services.covered(os.environ, home or Path.home(), resolved)
             writable = [str(path) for path in resolved.writable if path != resolved.tmpdir]
             levels[level] = {
                 "writable": ["private TMPDIR (per command)", *writable],
@@ -100,9 +101,7 @@ def describe(
         "hidden_in_home": [f"~/{name}" for name in HIDDEN_IN_HOME] + ["~/.env*", ".env* in the root's ancestors"],
         "read_only_in_root": list(READ_ONLY_IN_ROOT) if found is None or found.name != "landlock" else [],
         "seccomp": filtered,
-        "service_sockets_covered": [str(path) for path in services.locations(os.environ, home or Path.home())]
-        if found is not None and found.name == "bubblewrap"
-        else [],
+        "service_sockets_covered": [str(path) for path in covered] if found and found.name == "bubblewrap" else [],
         "limits": limits,
     }
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.safety.sandbox import seccomp, services
-from mini_agent.safety.sandbox.confinement import Confinement, Plan, plan
+from mini_agent.safety.sandbox.confinement import Confinement, plan
 from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
 from mini_agent.safety.sandbox.watch import Fingerprint, changed, fingerprint, watched_paths
-from mini_agent.safety.workspace import within
 
 
 class SandboxUnavailable(RuntimeError):
@@ -75,7 +74,7 @@ def confine(
             from mini_agent.safety.sandbox import bubblewrap
 
             hide_with = bubblewrap.placeholders(base)
-            covered = _service_locations(env, confinement, resolved)
+            covered = services.covered(env, confinement.home or Path.home(), resolved)
             program = seccomp.memfd(code) if code is not None else None
             if program is not None:
                 launch._closers.append(lambda: os.close(program))
@@ -109,21 +108,6 @@ def _then(first: Callable[[], None], second: Callable[[], None]) -> Callable[[],
         second()
 
     return both
-
-
-def _service_locations(env: dict[str, str], confinement: Confinement, resolved: Plan) -> tuple[Path, ...]:
-    """The service sockets and directories bubblewrap covers: none that holds a path the command may use (the
-    project, a writable root), none inside a hidden path (a mount cannot be made inside its cover), and only the
-    outermost of nested ones."""
-    home = Path(os.path.realpath(confinement.home or Path.home()))
-    kept = [
-        path
-        for path in services.locations(env, home)
-        if path != Path("/")
-        and not any(within(used, path) for used in (resolved.root, *resolved.writable))
-        and not any(within(path, used) for used in (resolved.root, *resolved.hidden))
-    ]
-    return tuple(path for path in kept if not any(other in path.parents for other in kept))
 
 
 def _remove_tree(base: Path) -> None:

@@ -28,7 +28,19 @@ import socket
 import sys
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-REFUSED = ("socket(AF_UNIX) (Unix-domain sockets, path and abstract)", "io_uring_setup")
+AF_VSOCK = 40
+FAMILIES = (socket.AF_UNIX, AF_VSOCK)
+"""Socket families refused: Unix-domain sockets, and VM sockets (a guest's way to its host's services, which no
+network namespace cuts)."""
+SYSCALLS = ("io_uring_setup", "pidfd_getfd")
+"""Calls refused outright: io_uring (its operations bypass seccomp), and taking a descriptor (an open socket) out
+of another process."""
+REFUSED = (
+    "socket(AF_UNIX) (Unix-domain sockets, path and abstract)",
+    "socket(AF_VSOCK)",
+    "io_uring_setup",
+    "pidfd_getfd",
+)
 """What the program refuses, for `mini-agent sandbox`."""
 KNOWN_LIBRARIES = {"c": "libc.so.6", "seccomp": "libseccomp.so.2"}
 """Sonames tried before ctypes.util.find_library, which runs ldconfig (about 0.2 s) to find them."""
@@ -51,8 +63,13 @@ def _compiled() -> tuple[bytes | None, str | None]:
         return None, f"libseccomp could not be loaded ({error})"
     try:
         rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-        rules.add_rule(pyseccomp.ERRNO(errno.EPERM), "socket", pyseccomp.Arg(0, pyseccomp.EQ, socket.AF_UNIX))
-        rules.add_rule(pyseccomp.ERRNO(errno.EPERM), "io_uring_setup")
+        for family in FAMILIES:
+            rules.add_rule(pyseccomp.ERRNO(errno.EPERM), "socket", pyseccomp.Arg(0, pyseccomp.EQ, family))
+        for name in SYSCALLS:
+            try:
+                rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+            except OSError:  # a libseccomp older than the call: the kernel may lack it too
+                continue
         read, write = os.pipe()
         try:
             with os.fdopen(write, "wb", closefd=True) as sink:

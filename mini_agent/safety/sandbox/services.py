@@ -19,6 +19,12 @@ import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mini_agent.safety.workspace import within
+
+if TYPE_CHECKING:
+    from mini_agent.safety.sandbox.confinement import Plan
 
 SERVICE_VARIABLES = frozenset(
     (
@@ -98,6 +104,20 @@ def locations(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
 def _temp_names(uid: int) -> Callable[[str], object]:
     patterns = (pattern.format(uid=uid) for pattern in TEMP_PATTERNS)
     return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns)).match
+
+
+def covered(env: Mapping[str, str], home: Path, plan: Plan) -> tuple[Path, ...]:
+    """The service sockets and directories bubblewrap covers for a command run under `plan`: none that holds a
+    path the command may use (the project, a writable root), none inside a hidden path (a mount cannot be made
+    inside its cover), and only the outermost of nested ones."""
+    kept = [
+        path
+        for path in locations(env, Path(os.path.realpath(home)))
+        if path != Path("/")
+        and not any(within(used, path) for used in (plan.root, *plan.writable))
+        and not any(within(path, used) for used in (plan.root, *plan.hidden))
+    ]
+    return tuple(path for path in kept if not any(other in path.parents for other in kept))
 
 
 def _matching(directory: str, matches: Callable[[str], object]) -> list[str]:
