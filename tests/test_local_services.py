@@ -20,8 +20,21 @@ from pathlib import Path
 
 import pytest
 from fake_api import answer, tool_use
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from mini_agent.safety.sandbox import ENV_VARIABLE, Confinement, confine, mechanism, seccomp, unavailable_reason
+from mini_agent.safety.sandbox import (
+    ENV_VARIABLE,
+    Confinement,
+    confine,
+    mechanism,
+    seccomp,
+    services,
+    unavailable_reason,
+)
+from mini_agent.safety.shell import classify
+from mini_agent.safety.shell.services import ALWAYS
+from mini_agent.safety.workspace import Workspace
 from mini_agent.tools._process import BoundedOutput, run_captured
 
 BIN = Path(sys.executable).parent / "mini-agent"
@@ -317,3 +330,33 @@ def test_without_libseccomp_the_sandbox_says_so_and_commands_still_run(project, 
     done = subprocess.run([BIN, "sandbox", "run", "--", "sh", "-c", "echo ran"], cwd=project, env=env,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0 and "ran" in done.stdout, done.stderr
+
+
+# --- invariants ------------------------------------------------------------------------------------------------
+
+NAMES = st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True)
+PLAIN = st.from_regex(r"[a-z0-9 .,=-]{0,20}", fullmatch=True)
+
+
+@given(
+    plain=st.dictionaries(NAMES, PLAIN, max_size=8),
+    named=st.sets(st.sampled_from(sorted(services.SERVICE_VARIABLES)), max_size=6),
+    addresses=st.dictionaries(NAMES, st.sampled_from(["unix:path=/x/bus", "unix:///run/d.sock", "http+unix://x"])),
+)
+def test_no_service_variable_survives_and_nothing_else_is_lost(plain, named, addresses):
+    env = {**plain, **addresses, **dict.fromkeys(named, "1")}
+    kept = services.environment(env)
+    assert not set(kept) & (set(named) | set(addresses))
+    assert {name: value for name, value in plain.items() if name not in named and name not in addresses} == kept
+
+
+WRAPPERS = ["{}", "timeout 5 {}", "env FOO=1 {}", "nice -n 5 {}", "bash -c '{}'", "command {}", "x=1; {} && true"]
+ARGUMENTS = st.lists(st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True), max_size=4)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(ALWAYS)), arguments=ARGUMENTS, wrapper=st.sampled_from(WRAPPERS))
+def test_a_service_command_asks_however_it_is_wrapped(tmp_path, name, arguments, wrapper):
+    command = wrapper.format(" ".join([name, *arguments]))
+    verdict = classify(command, Workspace(tmp_path))
+    assert verdict.kind == "destructive", (command, verdict.reason)
