@@ -54,6 +54,8 @@ class _Fprog(ctypes.Structure):
 def _compiled() -> tuple[bytes | None, str | None]:
     if not sys.platform.startswith("linux"):
         return None, "seccomp needs Linux"
+    if not _kernel_filters():
+        return None, "this kernel has no seccomp (CONFIG_SECCOMP)"
     try:
         with _known_sonames():
             import pyseccomp
@@ -83,6 +85,15 @@ def _compiled() -> tuple[bytes | None, str | None]:
             raise
     except (OSError, ValueError, AttributeError) as error:
         return None, f"libseccomp could not compile the filter ({error})"
+
+
+def _kernel_filters() -> bool:
+    """Whether the kernel has seccomp: it shows every process's `Seccomp:` mode when it does."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            return any(line.startswith("Seccomp:") for line in status)
+    except OSError:
+        return True  # no /proc to ask: let loading tell
 
 
 @contextlib.contextmanager
