@@ -1,11 +1,14 @@
-"""The seccomp program every confined command runs under on Linux: no new Unix-domain socket, no io_uring.
+"""The seccomp program every confined command runs under on Linux: no new Unix-domain socket.
 
 The user's services listen on Unix sockets (tmux, screen, docker, podman, ssh-agent, gpg-agent, D-Bus, systemd,
 the X server); a script that connects to one acts outside the sandbox with the user's rights, and no classifier
 sees a script's system calls. A BPF filter cannot read connect()'s path argument, so the socket is refused where
 it is made: `socket(AF_UNIX, ...)` fails with EPERM, path and abstract sockets alike. `socketpair()` stays (it
 reaches nothing: pipes between a program's own processes, as Python, node and make use), and so do the network
-families where the network is granted. io_uring is refused too: its SOCKET and CONNECT operations bypass seccomp.
+families where the network is granted. Refused too: VM sockets (AF_VSOCK, a guest's way to its host), io_uring
+(its SOCKET and CONNECT operations bypass seccomp) and pidfd_getfd (an open socket taken from another process).
+Other architectures' system calls (i386's socketcall through int 0x80) meet libseccomp's default: the process
+is killed.
 
 What that costs: a program that serves or uses a Unix socket of its own inside the sandbox (multiprocessing's
 forkserver and Manager, a test that starts a server on a socket path) fails there, and the model asks to run it
