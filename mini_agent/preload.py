@@ -1,7 +1,8 @@
 """What a turn will need, loaded while the first request is in flight, so that no step pays for it.
 
-The shell classifier (its tables and the tree-sitter-bash grammar), the sandbox probe, bash's watchdog helper
-and the tokenizer each cost tens to hundreds of milliseconds the first time, and mostly hold the GIL.
+The shell classifier (its tables and the tree-sitter-bash grammar), the sandbox probe and its seccomp filter,
+bash's watchdog helper and the tokenizer each cost tens to hundreds of milliseconds the first time, and mostly
+hold the GIL.
 Loaded lazily, they landed in the first step's gap; loaded at start-up, they would compete with the SDK
 import the first request waits for. The model's latency is the idle time between the two: the provider calls
 `PRELOAD.request_sent` as each request goes out (see `AnthropicProvider.on_sent`). The first request starts
@@ -35,9 +36,10 @@ def _watchdog() -> None:
 
 
 def _sandbox() -> None:
-    from mini_agent.safety.sandbox import mechanism
+    from mini_agent.safety.sandbox import mechanism, seccomp
 
-    mechanism()  # probed once per process, cached
+    if mechanism() is not None:  # probed once per process, cached
+        seccomp.program()  # compiled once per process (~20 ms), cached
 
 
 def _tokenizer() -> None:

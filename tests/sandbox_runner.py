@@ -19,7 +19,16 @@ def main() -> int:
     launch = confine(spec["argv"], {"PATH": os.environ["PATH"]}, root, confinement)
     output = BoundedOutput(100_000, 100_000)
     try:
-        finished = run_captured(launch.argv, root, launch.env, 120, output, preexec_fn=launch.preexec_fn, contained=launch.contained)
+        finished = run_captured(
+            launch.argv,
+            root,
+            launch.env,
+            120,
+            output,
+            preexec_fn=launch.preexec_fn,
+            contained=launch.contained,
+            pass_fds=launch.pass_fds,
+        )
     finally:
         launch.cleanup()
     sys.stdout.write(output.head + output.tail)

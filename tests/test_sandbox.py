@@ -64,7 +64,16 @@ def run(script: str, conf: Confinement, writable: tuple[Path, ...] = ()) -> tupl
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf, writable)
     output = BoundedOutput(50_000, 50_000)
     try:
-        finished = run_captured(launch.argv, conf.root, launch.env, 60, output, preexec_fn=launch.preexec_fn, contained=launch.contained)
+        finished = run_captured(
+            launch.argv,
+            conf.root,
+            launch.env,
+            60,
+            output,
+            preexec_fn=launch.preexec_fn,
+            contained=launch.contained,
+            pass_fds=launch.pass_fds,
+        )
     finally:
         launch.cleanup()
     return output.head + output.tail, finished.returncode
@@ -157,7 +166,16 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
         script += "; echo evil > .git/hooks/pre-commit"
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf)
     try:
-        run_captured(launch.argv, conf.root, launch.env, 60, BoundedOutput(1000, 1000), preexec_fn=launch.preexec_fn, contained=launch.contained)
+        run_captured(
+            launch.argv,
+            conf.root,
+            launch.env,
+            60,
+            BoundedOutput(1000, 1000),
+            preexec_fn=launch.preexec_fn,
+            contained=launch.contained,
+            pass_fds=launch.pass_fds,
+        )
         changes = set(launch.protected_changes())
         git = launch.git_changes()
     finally:
@@ -322,7 +340,8 @@ def test_describe_states_the_mechanism_and_its_limits(forced, layout):
     record = describe(layout["project"], layout["home"])
     assert record["mechanism"] == forced and record["detail"]
     assert str(layout["home"].resolve() / ".ssh") in record["levels"]["read-only"]["hidden"]
-    assert any("Unix sockets" in limit for limit in record["limits"])
+    assert any("services' sockets" in limit for limit in record["limits"])
+    assert record["seccomp"]["loaded"] or any("No seccomp filter" in limit for limit in record["limits"])
     json.dumps(record)
 
 

@@ -160,11 +160,11 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
     launches = []
     try:
         for command in commands:
-            argv, command_env, preexec = [*base, *command], env, None
+            argv, command_env, preexec, fds = [*base, *command], env, None, ()
             launch = _confined(argv, env, cwd) if command is _STATUS else None
             if launch is not None:
                 launches.append(launch)
-                argv, command_env, preexec = launch.argv, launch.env, launch.preexec_fn
+                argv, command_env, preexec, fds = launch.argv, launch.env, launch.preexec_fn, launch.pass_fds
             lineage = Lineage()  # registered: a sweep for a sandboxed command's orphans must not take it for one
             lineages.append(lineage)
             processes.append(
@@ -177,6 +177,7 @@ def _run_together(git: str, cwd: Path, commands: list[list[str]]) -> list[_Resul
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
+                    pass_fds=fds,
                 )
             )
         deadline = time.monotonic() + GIT_TIMEOUT

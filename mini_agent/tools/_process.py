@@ -104,10 +104,12 @@ def run_captured(
     output: BoundedOutput,
     preexec_fn: Callable[[], None] | None = None,
     contained: bool = False,
+    pass_fds: tuple[int, ...] = (),
 ) -> Finished:
     """Run `argv` in a new session, feeding its stdout and stderr (one pipe, in arrival order) into `output`.
 
-    `preexec_fn` runs in the child between fork and exec (the sandbox applies Landlock there).
+    `preexec_fn` runs in the child between fork and exec (the sandbox applies Landlock there); `pass_fds` are
+    inherited by it (the sandbox's seccomp program for bubblewrap).
 
     Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
     any exception (KeyboardInterrupt included) the whole process group is killed first. `contained`: whatever
@@ -125,6 +127,7 @@ def run_captured(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            pass_fds=pass_fds,
         )
     except BaseException:
         lineage.close()

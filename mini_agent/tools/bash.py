@@ -131,7 +131,14 @@ def _run(
         argv, env = launch.argv, launch.env
     try:
         finished = run_captured(
-            argv, cwd, env, timeout, output, launch and launch.preexec_fn, contained=bool(launch and launch.contained)
+            argv,
+            cwd,
+            env,
+            timeout,
+            output,
+            launch and launch.preexec_fn,
+            contained=bool(launch and launch.contained),
+            pass_fds=launch.pass_fds if launch else (),
         )
         if launch is None:
             return finished, (), None

@@ -48,6 +48,13 @@ def print_sandbox(settings: Settings, cwd: Path, as_json: bool, out: TextIO) -> 
         console.print("The project's git repository:")
         for line in record["git"]:
             console.print(f"  - {line}")
+    filtered = record["seccomp"]
+    if filtered["loaded"]:
+        console.print("Refused by a seccomp filter (your local services' sockets): " + ", ".join(filtered["refuses"]))
+    elif record["mechanism"] is not None:
+        console.print(f"No seccomp filter: {filtered['unavailable_reason']}")
+    if record["service_sockets_covered"]:
+        console.print("Service sockets covered: " + ", ".join(record["service_sockets_covered"]))
     console.print("Limits:")
     for limit in record["limits"]:
         console.print(f"  - {limit}")
@@ -71,7 +78,9 @@ def run_confined(settings: Settings, argv: list[str], level: Level, network: boo
     lineage = Lineage(launch.contained)
     try:
         # In our process group: the terminal's Ctrl-C reaches it as it reaches us.
-        process = lineage.spawn(launch.argv, launch.preexec_fn, new_session=False, cwd=cwd, env=launch.env)
+        process = lineage.spawn(
+            launch.argv, launch.preexec_fn, new_session=False, cwd=cwd, env=launch.env, pass_fds=launch.pass_fds
+        )
         returncode = process.wait()
         changes = launch.git_changes()  # put back what it planted in the git dir, as after the agent's commands
         if changes:

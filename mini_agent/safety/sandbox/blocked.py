@@ -37,8 +37,8 @@ def blocked(output: str, returncode: int, confinement: Confinement) -> str | Non
     denied = _paths(text, DENIED)
     if denied is not None:
         return (
-            f"The sandbox ({level}) may have denied access{_listed(denied)}: writes outside the writable places and "
-            "reads of credential locations are blocked."
+            f"The sandbox ({level}) may have denied access{_listed(denied)}: writes outside the writable places, "
+            "reads of credential locations and Unix sockets (the user's local services) are blocked."
         )
     return None
 

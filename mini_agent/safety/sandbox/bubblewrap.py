@@ -25,8 +25,18 @@ def placeholders(base: Path) -> tuple[Path, Path]:
     return empty_file, empty_dir
 
 
-def command(executable: str, plan: Plan, cwd: Path, argv: list[str], hide_with: tuple[Path, Path]) -> list[str]:
-    """The bwrap command line that runs `argv` in `cwd` under the plan."""
+def command(
+    executable: str,
+    plan: Plan,
+    cwd: Path,
+    argv: list[str],
+    hide_with: tuple[Path, Path],
+    services: tuple[Path, ...] = (),
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The bwrap command line that runs `argv` in `cwd` under the plan; `services` (the user's service sockets
+    and their directories, see services.py) are covered like hidden paths; `seccomp_fd` holds the program
+    bwrap loads just before it runs `argv`."""
     args = [executable, "--die-with-parent", "--new-session", "--unshare-all"]
     if plan.network:
         args.append("--share-net")
@@ -36,8 +46,10 @@ def command(executable: str, plan: Plan, cwd: Path, argv: list[str], hide_with: 
     for path in plan.read_only:
         args += ["--ro-bind", str(path), str(path)]
     empty_file, empty_dir = hide_with
-    for path in plan.hidden:
+    for path in (*plan.hidden, *services):
         cover = empty_dir if os.path.isdir(path) and not os.path.islink(path) else empty_file
         args += ["--ro-bind", str(cover), str(path)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--chdir", str(cwd), "--", *argv]
     return args

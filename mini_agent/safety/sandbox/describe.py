@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from mini_agent.safety import gitrepo
+from mini_agent.safety.sandbox import seccomp, services
 from mini_agent.safety.sandbox.confinement import HIDDEN_IN_HOME, LEVELS, READ_ONLY_IN_ROOT, Confinement, plan
 from mini_agent.safety.sandbox.gitkeep import KEEP
 from mini_agent.safety.sandbox.probe import ENV_VARIABLE, choice, described, mechanism, unavailable_reason
@@ -15,7 +16,8 @@ from mini_agent.safety.sandbox.probe import ENV_VARIABLE, choice, described, mec
 COMMON_LIMITS = (
     "Reading is allowed everywhere except the hidden paths: other files of your user (outside the credential "
     "locations listed) stay readable.",
-    "Unix sockets reachable through the file system (e.g. /var/run/docker.sock) are not blocked.",
+    "Variables that point at your services (TMUX, SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS, DOCKER_HOST, "
+    "DISPLAY, XDG_RUNTIME_DIR, ... and any whose value is a socket) are removed from every confined command.",
     "A path that does not exist when the command starts (e.g. .git/commondir) cannot be kept read-only: in the "
     "git dir it is put back after the command (and you are told); the agent's config is only reported.",
     "Only the project root's own repository is guarded: a nested repository or one the command creates (git "
@@ -24,16 +26,19 @@ COMMON_LIMITS = (
 )
 LIMITS = {
     "bubblewrap": (
+        "Your services' sockets present when a command starts (the runtime dir, tmux, screen, ssh-agent, docker, "
+        "D-Bus, X, systemd's) are covered; a socket made later in a shared place such as /tmp is not.",
         "Network is all or nothing (a private network namespace); no per-host rules.",
         "Children die with the agent (--die-with-parent, PID namespace); background processes (`cmd &`) also "
         "end when the command returns, since its PID namespace ends with it.",
     ),
     "landlock": (
+        "Your services' sockets stay visible: Landlock has no right for connect() on a socket; the seccomp "
+        "filter is what keeps commands from them.",
         "Inside the writable project root, the git dir's control files and the agent's config are NOT kept "
         "read-only, nor the git dir pinned: Landlock can only grant, and the root's rights reach everything beneath "
         "it. Changed git control files are put back after the command and a renamed git dir moved back; the "
         "agent's config changes are reported.",
-        "Background processes outlive the command: what they write to the git dir after it is not put back.",
         "Directory listings of hidden directories are visible (their names); file contents are not.",
         "Only TCP is filtered (ABI 4+); UDP (including DNS) is not.",
         "No PID namespace: other processes and their command lines are visible; the agent's environment and memory "
@@ -46,6 +51,7 @@ LIMITS = {
     "seatbelt": (
         "Network is all or nothing; no per-host rules.",
         "Children are not killed when the agent dies (no equivalent of a PID namespace).",
+        "With the network granted, Unix sockets (docker's, ssh-agent's) are reachable too.",
         "Mach services stay reachable (e.g. the keychain through securityd, which may prompt).",
         "The generated profile is unit-tested as text only; this project's CI has no Mac.",
     ),
@@ -72,6 +78,7 @@ def describe(
         for level in LEVELS:
             asked = Confinement(level, root, hidden_paths=hidden_paths, read_only_paths=read_only_paths, home=home)
             resolved = plan(asked, Path(scratch))
+            covered = services.covered(os.environ, home or Path.home(), resolved)
             writable = [str(path) for path in resolved.writable if path != resolved.tmpdir]
             levels[level] = {
                 "writable": ["private TMPDIR (per command)", *writable],
@@ -83,8 +90,14 @@ def describe(
         levels["workspace-write"]["read_only_inside_writable"] = []
     git = gitrepo.git_dirs(root)
     limits = list(COMMON_LIMITS)
+    filtered = _seccomp(found.name if found else None)
     if found is not None:
         limits += LIMITS.get(found.name, ())
+        if found.name in ("bubblewrap", "landlock") and filtered["unavailable_reason"]:
+            limits.append(
+                f"No seccomp filter ({filtered['unavailable_reason']}): a script can connect to any Unix socket it "
+                "can reach (docker, ssh-agent, tmux). Install libseccomp2 and the pyseccomp package."
+            )
         if found.name == "landlock":
             limits += [text for abi, text in LANDLOCK_ABI_LIMITS.items() if found.abi < abi]
     return {
@@ -97,6 +110,8 @@ def describe(
         "hidden_in_home": [f"~/{name}" for name in HIDDEN_IN_HOME] + ["~/.env*", ".env* in the root's ancestors"],
         "read_only_in_root": list(READ_ONLY_IN_ROOT) if found is None or found.name != "landlock" else [],
         "git": _git_protection(found.name if found else None, git, root),
+        "seccomp": filtered,
+        "service_sockets_covered": [str(path) for path in covered] if found and found.name == "bubblewrap" else [],
         "limits": limits,
     }
 
@@ -127,3 +142,16 @@ def _git_protection(name: str | None, git_dirs: tuple[Path, ...], root: Path) ->
 
 def _shown(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+
+def _seccomp(name: str | None) -> dict:
+    """Whether confined commands run under the seccomp program here, and what it refuses."""
+    if name not in ("bubblewrap", "landlock"):
+        reason = "not used with this mechanism" if name else "no sandbox"
+        return {"loaded": False, "refuses": [], "unavailable_reason": reason}
+    reason = seccomp.unavailable_reason()
+    return {
+        "loaded": reason is None,
+        "refuses": list(seccomp.REFUSED) if reason is None else [],
+        "unavailable_reason": reason,
+    }

@@ -1,5 +1,8 @@
-"""From a command and a confinement to what `subprocess.Popen` needs: argv, environment and preexec function,
-plus the private temp dir that lives as long as the command."""
+"""From a command and a confinement to what `subprocess.Popen` needs: argv, environment, preexec function and the
+descriptors to pass, plus the private temp dir that lives as long as the command.
+
+Every confined command passes here: its environment loses the variables that point at the user's services
+(services.py), and on Linux it runs under the seccomp program (seccomp.py) where libseccomp is present."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mini_agent.safety.sandbox import seccomp, services
 from mini_agent.safety.sandbox.confinement import Confinement, plan
 from mini_agent.safety.sandbox.gitguard import GitChanges, GitGuard
 from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
@@ -31,6 +35,8 @@ class Launch:
     contained: bool = True
     """Whether the caller must kill what the command leaves behind (process_tree.Lineage): every mechanism but
     bubblewrap, whose PID namespace dies with the command."""
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the child must inherit (bubblewrap's seccomp program): give them to Popen's `pass_fds`."""
     tmpdir: Path | None = None
     _base: Path | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
@@ -68,7 +74,8 @@ def confine(
     base = Path(tempfile.mkdtemp(prefix="mini-agent-sandbox-"))
     tmpdir = base / "tmp"
     tmpdir.mkdir()
-    launch = Launch(argv=[], env={**env, "TMPDIR": str(tmpdir)}, preexec_fn=None, mechanism=found.name)
+    confined_env = {**services.environment(env), "TMPDIR": str(tmpdir)}
+    launch = Launch(argv=[], env=confined_env, preexec_fn=None, mechanism=found.name)
     launch.tmpdir, launch._base = tmpdir, base
     launch._watched = fingerprint(watched_paths(confinement))
     try:
@@ -77,18 +84,27 @@ def confine(
             launch._git = GitGuard.take(resolved.root, resolved.writable)
             if launch._git.new_keep:  # made just now: planned again, so that it is read-only from this command on
                 resolved = plan(confinement, tmpdir, writable)
+        code = seccomp.program() if found.name in ("bubblewrap", "landlock") else None
         if found.name == "bubblewrap":
             from mini_agent.safety.sandbox import bubblewrap
 
             hide_with = bubblewrap.placeholders(base)
-            launch.argv = bubblewrap.command(found.executable or "bwrap", resolved, cwd, argv, hide_with)
+            covered = services.covered(env, confinement.home or Path.home(), resolved)
+            program = seccomp.memfd(code) if code is not None else None
+            if program is not None:
+                launch._closers.append(lambda: os.close(program))
+                launch.pass_fds = (program,)
+            launch.argv = bubblewrap.command(
+                found.executable or "bwrap", resolved, cwd, argv, hide_with, covered, seccomp_fd=program
+            )
             launch.contained = False
         elif found.name == "landlock":
             from mini_agent.safety.sandbox import landlock
 
             ruleset = landlock.Ruleset(resolved, found.abi)
             launch._closers.append(ruleset.close)
-            launch.argv, launch.preexec_fn = landlock.wrap(argv), ruleset.restrict
+            restrict = ruleset.restrict if code is None else _then(ruleset.restrict, seccomp.Loader(code).load)
+            launch.argv, launch.preexec_fn = landlock.wrap(argv), restrict
         else:
             from mini_agent.safety.sandbox import seatbelt
 
@@ -100,6 +116,14 @@ def confine(
         launch.cleanup()
         raise
     return launch
+
+
+def _then(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    def both() -> None:
+        first()
+        second()
+
+    return both
 
 
 def _remove_tree(base: Path) -> None:

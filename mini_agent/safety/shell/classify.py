@@ -24,6 +24,7 @@ from mini_agent.safety.shell import (
     readonly,
     runtime,
     scripts,
+    services,
     session,
     syntax,
     writes,
@@ -233,6 +234,7 @@ class _Checker:
         verdicts += destructive.verdicts(name, arguments, place)
         verdicts += escapes.verdicts(name, arguments, place)
         verdicts += credentials.verdicts(name, arguments, place)
+        verdicts += services.verdicts(name, arguments)
         verdicts += writes.verdicts(name, arguments, place)
         produced = outputs.targets(name, arguments)
         verdicts += [verdict for target in produced if (verdict := write_verdict(target, place)) is not None]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mini_agent.safety.shell import services
 from mini_agent.safety.shell.commands import Assignment
 from mini_agent.safety.shell.verdict import Verdict, ordinary
 from mini_agent.safety.shell.words import Word
@@ -48,6 +49,8 @@ class Findings:
             text = value.value if value is not None else None
             if name in PAGERS and text == "cat":
                 continue
+            if (service := services.setting(name, text)) is not None:
+                self.verdicts.append(service)
             if name in COMMAND_VARIABLES:
                 if text is None:
                     self.verdicts.append(ordinary(f"sets {name} to a command computed at run time"))
