@@ -86,7 +86,14 @@ def _times(argv: list[str], root: Path, confinement, count: int) -> list[float]:
             launch = confine(argv, env, root, confinement)
             try:
                 finished = run_captured(
-                    launch.argv, root, launch.env, 30, output, launch.preexec_fn, contained=launch.contained
+                    launch.argv,
+                    root,
+                    launch.env,
+                    30,
+                    output,
+                    launch.preexec_fn,
+                    contained=launch.contained,
+                    pass_fds=launch.pass_fds,
                 )
             finally:
                 launch.cleanup()

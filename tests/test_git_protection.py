@@ -68,7 +68,16 @@ def sandboxed(project: Path, script: str):
     launch = confine(["sh", "-c", script], env, project, conf)
     output = BoundedOutput(20_000, 20_000)
     try:
-        run_captured(launch.argv, project, launch.env, 60, output, preexec_fn=launch.preexec_fn)
+        run_captured(
+            launch.argv,
+            project,
+            launch.env,
+            60,
+            output,
+            preexec_fn=launch.preexec_fn,
+            contained=launch.contained,
+            pass_fds=launch.pass_fds,
+        )
         changes = launch.git_changes()
     finally:
         launch.cleanup()

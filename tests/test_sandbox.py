@@ -263,7 +263,7 @@ def test_background_children_die_when_the_agent_is_killed(forced, layout):
     process = runner(layout, ["sh", "-c", f"sleep {seconds} & echo up > {started}; wait"], stdout=subprocess.DEVNULL)
     try:
         _wait_for(started.exists, "the command to start")
-        assert _sleepers(seconds), "the background sleep should be running"
+        _wait_for(lambda: _sleepers(seconds), "the background sleep to be running")  # sh forks, then sleep execs
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -555,7 +555,7 @@ def test_the_sweep_spares_a_confined_process_the_agent_started_itself(layout, mo
     launch = confine(["sleep", "600"], {"PATH": os.environ["PATH"]}, conf.root, conf)
     own = process_tree.Lineage()
     try:
-        process = own.spawn(launch.argv, launch.preexec_fn, env=launch.env, cwd=conf.root)
+        process = own.spawn(launch.argv, launch.preexec_fn, env=launch.env, cwd=conf.root, pass_fds=launch.pass_fds)
         text, code = run("setsid sleep 600 & echo ok", conf)
         assert "ok" in text and code == 0
         assert process.poll() is None, "the sweep killed a process the agent started itself"
