@@ -181,3 +181,39 @@ def test_texts_shorter_than_any_secret_are_skipped_but_one_exactly_a_secret_is_m
     secrets = SecretSet([("abcd1234efgh", "X")])
     assert secrets.mask("abcd1234efg") == "abcd1234efg"  # a streamed delta shorter than every literal
     assert secrets.mask("abcd1234efgh") == "****" and secrets.mask("hgfe4321dcba") == "****"  # raw, reversed
+
+
+CASE_CHANGES = st.lists(st.booleans(), min_size=200, max_size=200)
+
+
+def recased(text: str, flips: list[bool]) -> str:
+    """ASCII letters case-swapped where `flips` says so (`ſ`.swapcase() is `S`: other letters are left alone)."""
+    flips = flips + [False] * len(text)
+    return "".join(char.swapcase() if flip and char.isascii() else char for char, flip in zip(text, flips))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    token=st.binary(min_size=8, max_size=40),
+    flips=CASE_CHANGES,
+    around=st.text(st.characters(exclude_categories=["L", "N"], exclude_characters="*"), max_size=10),
+)
+def test_a_hex_token_in_any_letter_case_is_found_and_masked_in_place(token, flips, around):
+    """Hex and base32 mean the same in either case; a letter-case change must not hide a token, and folding case
+    must not shift what is masked (`İ` lower-cased is two characters: the text around stays whole)."""
+    secret = token.hex()
+    secrets = SecretSet([(secret, "HEX_TOKEN")])
+    for shown in (recased(secret, flips), secret.upper(), recased(base64.b32encode(secret.encode()).decode().rstrip("="), flips)):
+        text = f"İ{around} {shown} {around}İ"
+        masked = secrets.mask(text)
+        assert masked.startswith(f"İ{around} ****") and masked.endswith(f" {around}İ"), (shown, masked)
+        assert not leaked(secret, masked.lower()), (shown, masked)
+
+
+@settings(max_examples=150, deadline=None)
+@given(secret=st.text(SECRET_CHARS, min_size=8, max_size=30), flips=CASE_CHANGES)
+def test_any_secret_with_its_letters_recased_is_still_found(secret, flips):
+    secrets = SecretSet([(secret, "S")])
+    data = secret.encode()
+    for shown in (recased(secret, flips), data.hex().upper(), recased(data.hex(), flips), recased(secret[::-1], flips)):
+        assert secrets.find(f"x={shown};"), shown

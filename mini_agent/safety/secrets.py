@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.safety import harvest
-from mini_agent.safety.encodings import SPACES, SpaceMap, dump_spans, literals, strip_spaces
+from mini_agent.safety.encodings import SPACES, SpaceMap, dump_spans, fold, literals, strip_spaces
 
 MASK = "****"
 HARVEST_BYTES = 1024 * 1024
@@ -57,6 +57,7 @@ class Hit:
 @dataclass(frozen=True)
 class _Entry:
     literal: str
+    """Folded (see encodings.fold), like the text it is searched in."""
     secret: Secret
     encoding: str
     spaced: bool
@@ -90,7 +91,7 @@ class SecretSet:
                 return False
             secret = Secret(value, label)
             self._secrets[value] = secret
-            forms = literals(value).items()
+            forms = {fold(form): name for form, name in reversed(literals(value).items())}.items()  # first name wins
             added = [_Entry(form, secret, name, any(char in SPACES for char in form)) for form, name in forms]
             # Longest first, so a secret containing another is masked whole and named by the longer one.
             self._entries = tuple(sorted((*self._entries, *added), key=lambda entry: -len(entry.literal)))
@@ -154,6 +155,7 @@ class SecretSet:
         if not entries or (len(text) < self._shortest and "characters omitted" not in text):
             return []  # shorter than any literal (most streamed deltas), and no cut half of one either
         hits: list[Hit] = []
+        original, text = text, fold(text)  # literals are folded too: letter case never hides a secret
         stripped = strip_spaces(text)
         spaces: SpaceMap | None = None
         for entry in entries:
@@ -169,7 +171,7 @@ class SecretSet:
                 hits.append(Hit(entry.secret, entry.encoding, *span))
                 start = haystack.find(entry.literal, end)
         needles = self._needles
-        for index, start, end in dump_spans(text, [needle for needle, _ in needles]):
+        for index, start, end in dump_spans(original, [needle for needle, _ in needles]):
             hits.append(Hit(needles[index][1], "hex dump", start, end))
         if "characters omitted" in text:
             hits += _cut_edges(text, entries)
