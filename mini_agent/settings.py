@@ -106,6 +106,11 @@ class Settings:
     trust_project_hooks: bool = False
     """Run a project's hooks without asking (--trust-project-hooks, or the user's own config)."""
 
+    @property
+    def private_dirs(self) -> tuple[Path, ...]:
+        """mini-agent's own data (sessions, the prompt history, trust) and cache: no tool reads them unasked."""
+        return (self.data_dir, Path(locations.cache_dir(os.environ)))
+
     @cached_property
     def secrets(self) -> list[str]:
         """Values that must never appear in output, longest first so a key containing another is masked whole."""

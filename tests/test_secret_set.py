@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import base64
+import re
 import subprocess
 import threading
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from mini_agent.safety.encodings import literals, strip_spaces
@@ -217,3 +218,26 @@ def test_any_secret_with_its_letters_recased_is_still_found(secret, flips):
     data = secret.encode()
     for shown in (recased(secret, flips), data.hex().upper(), recased(data.hex(), flips), recased(secret[::-1], flips)):
         assert secrets.find(f"x={shown};"), shown
+
+
+USERINFO_CHARS = st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/@:'\"<>%*")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    user=st.text(USERINFO_CHARS, max_size=12),
+    password=st.text(USERINFO_CHARS, min_size=1, max_size=40).filter(lambda value: not set(value) <= {"x", "X", "."}),
+    scheme=st.sampled_from(["https", "http", "postgres", "git+ssh", "redis"]),
+    before=st.sampled_from(["", "origin\t", "url = ", "DATABASE_URL="]),
+)
+def test_a_password_in_a_urls_userinfo_never_survives_tool_output(user, password, scheme, before):
+    assume(password not in user)  # a user name holding the password is masked too
+    secrets = SecretSet()
+    url = f"{scheme}://{user}:{password}@host.example/path"
+    text = f"{before}{url} (fetch)\nnext line"
+    masked = secrets.mask_output(text, "the output of bash")
+    placeholder = re.fullmatch(r"\$\{?\w+\}?|\{\{.*\}\}", password)  # `${TOKEN}`, `{{ token }}` stay readable
+    shown = password if placeholder else "****"
+    assert masked == f"{before}{scheme}://{user}:{shown}@host.example/path (fetch)\nnext line"
+    if len(password) >= 8 and any(c.isalpha() for c in password) and any(c.isdigit() for c in password):
+        assert secrets.find(f"later: {password}"), password  # known now: sending it anywhere asks

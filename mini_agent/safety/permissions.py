@@ -42,7 +42,7 @@ from mini_agent.safety.decisions import (
 from mini_agent.safety.mcp_policy import check_mcp, is_mcp
 from mini_agent.safety.refusals import plan_refusal, refusal_without_human
 from mini_agent.safety.rules import FILE_TOOLS, Rule, Rules
-from mini_agent.safety.workspace import Workspace, secret_reason
+from mini_agent.safety.workspace import Workspace
 
 __all__ = [
     "NO_SANDBOX_ASKS",
@@ -133,7 +133,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         return Ask(f"the rule {asked} asks first", "ordinary", (grant,))
     vouched = first(rules.of("allow", call.name), lambda rule: vouches(rule) and matches(rule))
     if reading:
-        secret = secret_reason(path)
+        secret = workspace.secret(path)
         if secret is None:
             return Allow("reading files is always allowed")
         # The project's own secrets may be read in auto mode (their values join the session's known secrets and

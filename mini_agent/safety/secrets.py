@@ -189,6 +189,22 @@ class SecretSet:
         pieces.append(text[position:])
         return "".join(pieces)
 
+    def mask_output(self, text: str, source: str) -> str:
+        """A tool's output masked, after learning the passwords in its URLs (`git remote -v` printing
+        `https://me:TOKEN@host`): each one that could be a secret joins the known ones, so sending it later asks;
+        every other URL password (`me:password@`) is masked where it stands."""
+        if "@" not in text or "://" not in text:
+            return self.mask(text)
+        for _, _, value, secret in harvest.userinfo(text):
+            if secret:
+                self.add(value, f"a password in a URL ({source})")
+        masked = self.mask(text)
+        pieces, position = [], 0
+        for start, end, _, _ in harvest.userinfo(masked):
+            pieces += [masked[position:start], MASK]
+            position = end
+        return "".join(pieces) + masked[position:] if pieces else masked
+
     def mask_event(self, event: object) -> object:
         """An event (a frozen dataclass) with the text, tool inputs and tool results in it masked."""
         if not dataclasses.is_dataclass(event) or isinstance(event, type):

@@ -61,7 +61,7 @@ def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
 def print_command_check(settings: Settings, command: str, as_json: bool, out: TextIO) -> None:
     from mini_agent.safety.shell import classify
 
-    workspace = Workspace.at(settings.cwd, config_files=settings.config_files)
+    workspace = Workspace.at(settings.cwd, config_files=settings.config_files, private=settings.private_dirs)
     verdict = classify(command, workspace)
     mode = settings.permission_mode
     sandboxed = _sandbox_present()
