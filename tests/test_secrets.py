@@ -241,7 +241,7 @@ def test_a_password_that_looks_like_a_word_is_still_masked_in_a_url(api, setting
     secrets = SecretSet()
     text = "db: postgres://app:password@db:5432/app and docs say https://user:${TOKEN}@host/ or ssh://git@github.com"
     masked = secrets.mask_output(text, "the output of bash")
-    assert masked == "db: postgres://app:****@db:5432/app and docs say https://user:${TOKEN}@host/ or ssh://git@github.com"
+    assert masked == text.replace(":password@", ":****@")
     assert len(secrets) == 0  # `password` is masked where it stands, but not everywhere after
 
 
@@ -256,7 +256,10 @@ def test_the_data_directory_and_a_vault_token_are_not_read_without_a_yes(run_cli
     (data / "history").write_text("\n# 2026-01-01\n+my db password is Hunter2-in-history\n")
     for mode in ("default", "plan"):
         api.script(
-            answer(tool_use("read_file", {"path": str(data / "history")}), tool_use("read_file", {"path": "~/.vault-token"})),
+            answer(
+                tool_use("read_file", {"path": str(data / "history")}),
+                tool_use("read_file", {"path": "~/.vault-token"}),
+            ),
             answer("Could not read them."),
         )
         done = run_cli(["-p", "read them", "--permission-mode", mode], api, env={"HOME": str(home)})

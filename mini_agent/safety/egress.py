@@ -3,8 +3,8 @@
 A web_fetch URL is searched for every known secret in every encoding (and once more percent-decoded), and so
 are the URL's query values, path segments and host labels joined together (a secret split across them). An MCP
 tool's arguments go to its server: every string in them, at any depth (keys too), is searched the same way, and
-so is all their text joined (a secret split across arguments). A bash
-command counts as sending when it may touch the network (curl, wget, nc, ssh, git push, dig, an interpreter with
+so is all their text joined (a secret split across arguments). A bash command counts as sending when it may
+touch the network (curl, wget, nc, ssh, git push, dig, getent and the other name resolvers, an interpreter with
 network code, `/dev/tcp`, ... anywhere in the line, inside `bash -c` strings too) and it carries a secret: a known
 value in any encoding, a secret-named variable (`$FOO_TOKEN`, `${AWS_SECRET_ACCESS_KEY}`, `printenv X_TOKEN`),
 a dump of the whole environment (`env`, `/proc/self/environ`), or a likely secret file (`curl -d @.env`,
@@ -25,9 +25,14 @@ from mini_agent.safety.secrets import SecretSet
 from mini_agent.safety.workspace import secret_reason
 from mini_agent.settings import SECRET_NAME
 
-NETWORK_COMMANDS = frozenset(
-    "curl wget nc ncat netcat socat telnet ssh scp sftp rsync ftp tftp lftp http https httpie xh dig nslookup host "
-    "drill whois ping ping6 traceroute nmap openssl aria2c gh aws gcloud gsutil az mail mailx sendmail mutt "
+RESOLVERS = frozenset(
+    "dig nslookup host drill kdig delv getent resolvectl systemd-resolve avahi-resolve avahi-resolve-host-name "
+    "avahi-resolve-address avahi-browse adnshost".split()
+)
+"""Name lookups reach the network too: the name asked for (`$(cat .env | base32).evil.example`) is the message."""
+NETWORK_COMMANDS = RESOLVERS | frozenset(
+    "curl wget nc ncat netcat socat telnet ssh scp sftp rsync ftp tftp lftp http https httpie xh whois ping ping6 "
+    "traceroute tracepath mtr arping nmap openssl aria2c gh aws gcloud gsutil az mail mailx sendmail mutt "
     "smbclient s3cmd rclone websocat grpcurl".split()
 )
 INTERPRETERS = frozenset("python python2 python3 node nodejs deno bun perl ruby php lua pwsh".split())

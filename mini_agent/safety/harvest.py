@@ -35,7 +35,9 @@ _DOTENV = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*?)\
 _KEY_VALUE = re.compile(r"""^\s*["']?([^\s"'=:#;]+)["']?\s*[:=]\s*(.+?)\s*,?\s*$""")
 _SCOPED = re.compile(r"^\s*(//[^=\s]+)\s*=\s*(.+?)\s*$")  # npmrc: `//registry.npmjs.org/:_authToken=...`
 _URL_WITH_PASSWORD = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/@:]*:[^\s/@]+@[^\s'\"]+")
-_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<password>[^\s/@'\"<>]+))?@")
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<password>[^\s/@'\"<>]+))?@"
+)
 _PLACEHOLDER = re.compile(r"\$\{?\w+\}?|\{\{.*\}\}|<[^>]*>|%\(\w+\)s|\*+|x+|\.\.\.|…", re.IGNORECASE)
 
 
