@@ -7,7 +7,8 @@ encoded text (three for base64, five for base32), so `env | base64` is covered w
 
 Letter case is ignored (ASCII letters): a hex token or base32 text means the same in either case, and a secret
 upper-cased (`tr a-z A-Z`, `.upper()`) is still the secret, recovered by trying at most two cases per letter, which
-for base64 a decoder's own check narrows down. Literals and text are both folded with `fold`, which keeps lengths.
+for base64 a decoder's own check narrows down. Literals and text are both folded with `fold`, which keeps lengths
+(other letters' case is folded too, unless the text holds a character whose lower case is two, like `İ`).
 
 Literals are searched in the text with its spaces and line breaks removed, so output wrapped by `base64` (76
 columns) or `xxd -p` (60) is found too; `str.find` keeps that fast for megabytes. Hex dumps that put offsets and an
@@ -66,9 +67,18 @@ _FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
 
 
 def fold(text: str) -> str:
-    """ASCII letters lower-cased and nothing else changed, so positions in the result are positions in the text
-    (`str.lower` would turn some characters into two)."""
-    return text.lower() if text.isascii() else text.translate(_FOLD)
+    """The text lower-cased with its length kept, so positions in the result are positions in the text. `str.lower`
+    (fast) when it keeps the length; when it would turn a character into two (`İ`), only ASCII letters are
+    lower-cased (slow, rare): a secret's literals are folded both ways (`folds`), so either way finds it."""
+    if text.isascii():
+        return text.lower()
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_FOLD)
+
+
+def folds(literal: str) -> set[str]:
+    """A literal as `fold` may turn it into inside a longer text: whole-text lower-casing, or ASCII letters only."""
+    return {fold(literal), literal.translate(_FOLD)}
 
 
 def strip_spaces(text: str) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.safety import harvest
-from mini_agent.safety.encodings import SPACES, SpaceMap, dump_spans, fold, literals, strip_spaces
+from mini_agent.safety.encodings import SPACES, SpaceMap, dump_spans, fold, folds, literals, strip_spaces
 
 MASK = "****"
 HARVEST_BYTES = 1024 * 1024
@@ -91,8 +91,11 @@ class SecretSet:
                 return False
             secret = Secret(value, label)
             self._secrets[value] = secret
-            forms = {fold(form): name for form, name in reversed(literals(value).items())}.items()  # first name wins
-            added = [_Entry(form, secret, name, any(char in SPACES for char in form)) for form, name in forms]
+            forms: dict[str, str] = {}
+            for form, name in literals(value).items():
+                for folded in sorted(folds(form)):
+                    forms.setdefault(folded, name)
+            added = [_Entry(form, secret, name, any(char in SPACES for char in form)) for form, name in forms.items()]
             # Longest first, so a secret containing another is masked whole and named by the longer one.
             self._entries = tuple(sorted((*self._entries, *added), key=lambda entry: -len(entry.literal)))
             self._shortest = len(self._entries[-1].literal)
