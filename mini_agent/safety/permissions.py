@@ -141,7 +141,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         own = path.is_relative_to(workspace.root) and workspace.protected(path) is None
         if vouched or (mode == "auto" and own):
             return Allow(f"allowed by {vouched}" if vouched else f"auto mode reads the project's secrets ({secret})")
-        where = "" if own else ", outside the project"
+        where = "" if path.is_relative_to(workspace.root) else ", outside the project"
         return Ask(f"reads {shown}{where}: {secret}", "sensitive", (grant,))
     where = workspace.where(path)
     if mode == "plan":
