@@ -112,6 +112,11 @@ class Settings:
     trust_project_hooks: bool = False
     """Run a project's hooks without asking (--trust-project-hooks, or the user's own config)."""
 
+    @property
+    def private_dirs(self) -> tuple[Path, ...]:
+        """mini-agent's own data (sessions, the prompt history, trust) and cache: no tool reads them unasked."""
+        return (self.data_dir, Path(locations.cache_dir(os.environ)))
+
     @cached_property
     def secrets(self) -> list[str]:
         """Values that must never appear in output, longest first so a key containing another is masked whole."""
@@ -125,7 +130,9 @@ class Settings:
         from mini_agent.safety.secrets import SecretSet
 
         names = {value: name for name, value in os.environ.items() if SECRET_NAME.search(name)}
-        known = [(self.api_key, "the API key"), (self.auth_token, "the auth token")]
+        # Named by the variable that holds it, so a question says plainly "the value of ANTHROPIC_API_KEY".
+        known = [(self.api_key, names.get(self.api_key or "", "the API key"))]
+        known += [(self.auth_token, names.get(self.auth_token or "", "the auth token"))]
         known += [(value, names.get(value, "a secret environment variable")) for value in self.env_secrets]
         return SecretSet([(value, label) for value, label in known if value], project=self.cwd)
 

@@ -123,14 +123,15 @@ class ToolCalls:
 
     def _execute(self, tool: Tool, arguments: dict, confinement: object = None) -> ToolResult:
         """Run a tool; every known secret is masked in what it returns (`env | base64`, a config dump), in any
-        encoding, including the values of `.env` files the command may just have written or read."""
+        encoding, including the values of `.env` files the command may just have written or read, and the
+        passwords of URLs in it (`git remote -v`), which become known secrets."""
         self.agent.ctx.confinement = confinement  # exec tools run one at a time, so the shared context can carry it
         try:
             result = execute(tool, arguments, self.agent.ctx)
         finally:
             self.agent.ctx.confinement = None
         self.agent.secrets.refresh()
-        masked = self.agent.secrets.mask(result.content)
+        masked = self.agent.secrets.mask_output(result.content, f"the output of {tool.name}")
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:

@@ -3,7 +3,8 @@ streamable HTTP on loopback (`python mcp_server.py --http PORTFILE`, which binds
 
 Tools: echo, add, image (a 1x1 PNG), fail (an is_error result), crash (the process exits), big (long text),
 lookup (read-only), and `calls` counting the calls this process served. With --require-header NAME=VALUE, HTTP
-requests without that header are refused with 401.
+requests without that header are refused with 401. With MCP_TEST_RECEIVED set to a file name, echo and lookup
+append every argument they receive to that file (what the server saw, for tests of what must never reach it).
 """
 
 from __future__ import annotations
@@ -27,11 +28,18 @@ server = MCPServer("test-server", log_level="WARNING")
 served = 0
 
 
+def received(*arguments: str) -> None:
+    if os.environ.get("MCP_TEST_RECEIVED"):
+        with open(os.environ["MCP_TEST_RECEIVED"], "a") as stream:
+            stream.write("\n".join(arguments) + "\n")
+
+
 @server.tool()
 def echo(text: str) -> str:
     """Echo the text back."""
     global served
     served += 1
+    received(text)
     return f"echo: {text}"
 
 
@@ -44,6 +52,7 @@ def add(a: int, b: int) -> str:
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def lookup(key: str) -> str:
     """Look a key up (read-only)."""
+    received(key)
     return f"value of {key}"
 
 

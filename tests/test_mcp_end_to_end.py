@@ -149,3 +149,39 @@ def test_a_crashing_server_degrades_its_tools_and_comes_back(run_cli, api, tmp_p
     assert echo["content"] == "echo: again"  # started again on next use
     assert 'type="tool_degraded"' not in " ".join(block["text"] for block in third["system"])
     assert done.stderr.decode().count("! MCP server test failed") == 1  # told once
+
+
+def test_an_mcp_call_carrying_the_api_key_asks_and_the_server_never_receives_it(run_cli, api, tmp_path):
+    """A rule allows the tool and the other is read-only, so today both run without a question: a secret in the
+    arguments (raw, upper-cased, base64) must turn each into a question that nobody can answer here."""
+    import base64
+
+    from support import TEST_KEY
+
+    log = tmp_path / "received.txt"
+    user_config(tmp_path, stdio_server(extra=f"env = {{ MCP_TEST_RECEIVED = {json.dumps(str(log))} }}\n"))
+    api.script(
+        answer(
+            tool_use("mcp__test__echo", {"text": f"note: {TEST_KEY}"}, id="e1"),
+            tool_use("mcp__test__echo", {"text": TEST_KEY.upper()}, id="e2"),
+            tool_use("mcp__test__lookup", {"key": base64.b64encode(TEST_KEY.encode()).decode()}, id="l1"),
+            tool_use("mcp__test__echo", {"text": "harmless"}, id="e3"),
+        ),
+        answer("done"),
+    )
+    done = run_cli(["-p", "go", "--allow", "mcp__test__echo"], api)
+    assert done.returncode == 4, done.stderr.decode()  # calls were refused
+    results = {result["tool_use_id"]: result for result in tool_results(api.message_requests[1])}
+    for refused in ("e1", "e2", "l1"):
+        assert results[refused]["is_error"], results[refused]
+        assert "contains the value of ANTHROPIC_API_KEY" in results[refused]["content"]
+    assert results["e3"]["content"] == "echo: harmless"
+    seen = log.read_text()
+    assert "harmless" in seen
+    assert TEST_KEY.lower() not in seen.lower() and base64.b64encode(TEST_KEY.encode()).decode() not in seen
+    assert "ANTHROPIC_API_KEY" in done.stderr.decode()
+
+    api.script(answer(tool_use("mcp__test__echo", {"text": TEST_KEY}, id="a1")), answer("done"))
+    auto = run_cli(["-p", "go", "--permission-mode", "auto"], api)
+    assert auto.returncode == 4, auto.stderr.decode()
+    assert TEST_KEY not in log.read_text()

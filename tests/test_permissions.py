@@ -266,3 +266,71 @@ def test_a_write_to_a_file_with_other_hard_links_asks_and_says_why(workspace, tm
         assert "2 hard links" in verdict.reason and "pnpm" in verdict.reason
     (workspace.root / "single.js").write_text("x\n")
     assert isinstance(check(call("write_file", path="single.js", content="y"), "auto", Rules(), workspace), Allow)
+NEW_CREDENTIALS = [
+    "~/.vault-token",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.m2/settings.xml",
+    "~/.m2/settings-security.xml",
+    "~/.gradle/gradle.properties",
+    "~/.cache/huggingface/token",
+    "~/.huggingface/token",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.config/doctl/config.yaml",
+    "~/.config/gh/hosts.yml",
+    "~/.aws/sso/cache/abc123.json",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.local/share/fish/fish_history",
+    "~/.python_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+    "~/.node_repl_history",
+    "~/.sqlite_history",
+    "~/.lesshst",
+    "~/.local/share/mini-agent/history",
+    "~/.local/share/mini-agent/sessions/abc.jsonl",
+    "~/.cache/mini-agent/help.txt",
+]
+
+
+@pytest.mark.parametrize("path", NEW_CREDENTIALS)
+def test_reading_any_credential_place_asks_in_every_mode_and_a_command_reading_it_is_destructive(workspace, path):
+    from mini_agent.safety.shell import classify
+
+    for mode in ("default", "plan", "accept-edits", "auto"):
+        verdict = check(call("read_file", path=path), mode, Rules(), workspace)
+        assert isinstance(verdict, Ask) and verdict.risk == "sensitive", (mode, path, verdict)
+    assert classify(f"cat {path}", workspace).kind == "destructive", path
+    assert classify(f"python3 -c 'print(open(\"{path}\").read())'", workspace).kind == "destructive", path
+
+
+def test_the_sandbox_hides_every_credential_place_the_policy_knows(tmp_path):
+    from mini_agent.safety.credential_places import PLACES
+    from mini_agent.safety.sandbox.confinement import Confinement, hidden_paths
+
+    home = tmp_path / "home"
+    for place in PLACES:
+        target = home / place
+        if any(other.startswith(place + "/") for other in PLACES):
+            target.mkdir(parents=True, exist_ok=True)  # `.docker` holds `.docker/config.json`
+        elif not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("secret")
+    (tmp_path / "project").mkdir()
+    hidden = hidden_paths(Confinement("read-only", tmp_path / "project", home=home))
+    for place in PLACES:
+        assert any(home / place == path or path in (home / place).parents for path in hidden) or place == ".docker"
+    assert home / ".docker" not in hidden and home / ".docker" / "config.json" in hidden
+
+
+def test_the_agents_own_data_directory_asks_wherever_it_is_configured(workspace):
+    data = workspace.root.parent / "agent-data"
+    private = Workspace(root=workspace.root, home=workspace.home, private=(data,))
+    for mode in ("default", "plan", "auto"):
+        verdict = check(call("read_file", path=str(data / "history")), mode, Rules(), private)
+        assert isinstance(verdict, Ask) and "mini-agent's own data" in verdict.reason, mode
+    written = check(call("write_file", path=str(data / "trust.json"), content="{}"), "bypass", Rules(), private)
+    assert isinstance(written, Allow)
+    asked = check(call("write_file", path=str(data / "trust.json"), content="{}"), "auto", Rules(), private)
+    assert isinstance(asked, Ask) and "mini-agent's own data" in asked.reason

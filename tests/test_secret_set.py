@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import base64
+import re
 import subprocess
 import threading
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from mini_agent.safety.encodings import literals, strip_spaces
@@ -181,3 +182,64 @@ def test_texts_shorter_than_any_secret_are_skipped_but_one_exactly_a_secret_is_m
     secrets = SecretSet([("abcd1234efgh", "X")])
     assert secrets.mask("abcd1234efg") == "abcd1234efg"  # a streamed delta shorter than every literal
     assert secrets.mask("abcd1234efgh") == "****" and secrets.mask("hgfe4321dcba") == "****"  # raw, reversed
+
+
+CASE_CHANGES = st.lists(st.booleans(), min_size=200, max_size=200)
+
+
+def recased(text: str, flips: list[bool]) -> str:
+    """ASCII letters case-swapped where `flips` says so (`ſ`.swapcase() is `S`: other letters are left alone)."""
+    flips = flips + [False] * len(text)
+    return "".join(char.swapcase() if flip and char.isascii() else char for char, flip in zip(text, flips))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    token=st.binary(min_size=8, max_size=40),
+    flips=CASE_CHANGES,
+    around=st.text(st.characters(exclude_categories=["L", "N"], exclude_characters="*"), max_size=10),
+)
+def test_a_hex_token_in_any_letter_case_is_found_and_masked_in_place(token, flips, around):
+    """Hex and base32 mean the same in either case; a letter-case change must not hide a token, and folding case
+    must not shift what is masked (`İ` lower-cased is two characters: the text around stays whole)."""
+    secret = token.hex()
+    secrets = SecretSet([(secret, "HEX_TOKEN")])
+    base32 = base64.b32encode(secret.encode()).decode().rstrip("=")
+    for shown in (recased(secret, flips), secret.upper(), recased(base32, flips)):
+        text = f"İ{around} {shown} {around}İ"
+        masked = secrets.mask(text)
+        assert masked.startswith(f"İ{around} ****") and masked.endswith(f" {around}İ"), (shown, masked)
+        assert not leaked(secret, masked.lower()), (shown, masked)
+
+
+@settings(max_examples=150, deadline=None)
+@given(secret=st.text(SECRET_CHARS, min_size=8, max_size=30), flips=CASE_CHANGES)
+def test_any_secret_with_its_letters_recased_is_still_found(secret, flips):
+    secrets = SecretSet([(secret, "S")])
+    data = secret.encode()
+    for shown in (recased(secret, flips), data.hex().upper(), recased(data.hex(), flips), recased(secret[::-1], flips)):
+        assert secrets.find(f"x={shown};"), shown
+        assert secrets.find(f"İ x={shown};"), shown  # a text `str.lower` would lengthen is folded another way
+
+
+USERINFO_CHARS = st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/@:'\"<>%*")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    user=st.text(USERINFO_CHARS, max_size=12),
+    password=st.text(USERINFO_CHARS, min_size=1, max_size=40).filter(lambda value: not set(value) <= {"x", "X", "."}),
+    scheme=st.sampled_from(["https", "http", "postgres", "git+ssh", "redis"]),
+    before=st.sampled_from(["", "origin\t", "url = ", "DATABASE_URL="]),
+)
+def test_a_password_in_a_urls_userinfo_never_survives_tool_output(user, password, scheme, before):
+    assume(password not in user)  # a user name holding the password is masked too
+    secrets = SecretSet()
+    url = f"{scheme}://{user}:{password}@host.example/path"
+    text = f"{before}{url} (fetch)\nnext line"
+    masked = secrets.mask_output(text, "the output of bash")
+    placeholder = re.fullmatch(r"\$\{?\w+\}?|\{\{.*\}\}", password)  # `${TOKEN}`, `{{ token }}` stay readable
+    shown = password if placeholder else "****"
+    assert masked == f"{before}{scheme}://{user}:{shown}@host.example/path (fetch)\nnext line"
+    if len(password) >= 8 and any(c.isalpha() for c in password) and any(c.isdigit() for c in password):
+        assert secrets.find(f"later: {password}"), password  # known now: sending it anywhere asks

@@ -199,3 +199,73 @@ def test_a_secret_file_a_command_names_is_read_first_so_its_values_are_masked(ap
     agent.run_turn("show the service env")
     shown = api.message_requests[1]["messages"][-1]["content"][0]["content"]
     assert "SERVICE_TOKEN=****" in shown and not leaks(FOO_TOKEN, shown)
+
+
+REMOTE_TOKEN = "ghs_R3m0teT0kenInAnURL9f8e7d"
+
+
+def test_a_token_in_a_remote_url_is_masked_for_the_model_and_then_cannot_leave(run_cli, api, tmp_path):
+    """`git remote -v` prints the password of an `https://user:TOKEN@host` remote: the model reads `****`, and
+    the token, now a known secret, does not leave in a later fetch that a rule otherwise allows."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    remote = f"https://x-access-token:{REMOTE_TOKEN}@github.com/owner/repo.git"
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
+    with WebServer() as server:
+        server.add("/", b"thanks")
+        url = server.url(f"/?t={REMOTE_TOKEN}")
+        api.script(
+            answer(tool_use("bash", {"command": "git remote -v"})),
+            answer(tool_use("web_fetch", {"url": url})),
+            answer("Could not send it."),
+        )
+        done = run_cli(
+            ["-p", "look at the remote", "--permission-mode", "auto", "--output-format", "stream-json"]
+            + ["--allow", f"web_fetch({urlsplit(url).hostname})"],
+            api,
+        )
+        assert done.returncode == 4, done.stderr
+        assert sum(server.hits.values()) == 0
+    shown = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+    assert "https://x-access-token:****@github.com/owner/repo.git (fetch)" in shown, shown
+    refused = api.message_requests[2]["messages"][-1]["content"][0]
+    assert refused["is_error"] and "a password in a URL (the output of bash)" in refused["content"], refused
+    for text in (done.stdout.decode(), done.stderr.decode(), session_text(tmp_path), shown, refused["content"]):
+        assert not leaks(REMOTE_TOKEN, text)
+
+
+def test_a_password_that_looks_like_a_word_is_still_masked_in_a_url(api, settings_for, tmp_path):
+    from mini_agent.safety.secrets import SecretSet
+
+    secrets = SecretSet()
+    text = "db: postgres://app:password@db:5432/app and docs say https://user:${TOKEN}@host/ or ssh://git@github.com"
+    masked = secrets.mask_output(text, "the output of bash")
+    assert masked == text.replace(":password@", ":****@")
+    assert len(secrets) == 0  # `password` is masked where it stands, but not everywhere after
+
+
+def test_the_data_directory_and_a_vault_token_are_not_read_without_a_yes(run_cli, api, tmp_path):
+    """mini-agent's prompt history (in its data directory, here inside the project) and `~/.vault-token` ask in
+    default and plan mode; nobody can answer here, so neither reaches the model."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".vault-token").write_text("hvs.VaultTokenValue0123456789\n")
+    data = tmp_path / "mini-agent-home"
+    data.mkdir(exist_ok=True)
+    (data / "history").write_text("\n# 2026-01-01\n+my db password is Hunter2-in-history\n")
+    for mode in ("default", "plan"):
+        api.script(
+            answer(
+                tool_use("read_file", {"path": str(data / "history")}),
+                tool_use("read_file", {"path": "~/.vault-token"}),
+            ),
+            answer("Could not read them."),
+        )
+        done = run_cli(["-p", "read them", "--permission-mode", mode], api, env={"HOME": str(home)})
+        assert done.returncode == 4, done.stderr
+        history, vault = api.message_requests[-1]["messages"][-1]["content"]
+        assert history["is_error"] and "mini-agent's own data" in history["content"], history
+        assert vault["is_error"] and ".vault-token" in vault["content"], vault
+        assert "Hunter2-in-history" not in json.dumps(api.message_requests)
+        assert "VaultTokenValue" not in json.dumps(api.message_requests)

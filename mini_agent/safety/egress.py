@@ -1,7 +1,10 @@
 """Which secret a tool call would send out: the check the gate applies after the policy.
 
-A web_fetch URL is searched for every known secret in every encoding (and once more percent-decoded). A bash
-command counts as sending when it may touch the network (curl, wget, nc, ssh, git push, dig, an interpreter with
+A web_fetch URL is searched for every known secret in every encoding (and once more percent-decoded), and so
+are the URL's query values, path segments and host labels joined together (a secret split across them). An MCP
+tool's arguments go to its server: every string in them, at any depth (keys too), is searched the same way, and
+so is all their text joined (a secret split across arguments). A bash command counts as sending when it may
+touch the network (curl, wget, nc, ssh, git push, dig, getent and the other name resolvers, an interpreter with
 network code, `/dev/tcp`, ... anywhere in the line, inside `bash -c` strings too) and it carries a secret: a known
 value in any encoding, a secret-named variable (`$FOO_TOKEN`, `${AWS_SECRET_ACCESS_KEY}`, `printenv X_TOKEN`),
 a dump of the whole environment (`env`, `/proc/self/environ`), or a likely secret file (`curl -d @.env`,
@@ -16,14 +19,20 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, unquote_plus, urlsplit
 
+from mini_agent.safety.mcp_policy import is_mcp
 from mini_agent.safety.permissions import Allow, Ask, Deny, Verdict
 from mini_agent.safety.secrets import SecretSet
 from mini_agent.safety.workspace import secret_reason
 from mini_agent.settings import SECRET_NAME
 
-NETWORK_COMMANDS = frozenset(
-    "curl wget nc ncat netcat socat telnet ssh scp sftp rsync ftp tftp lftp http https httpie xh dig nslookup host "
-    "drill whois ping ping6 traceroute nmap openssl aria2c gh aws gcloud gsutil az mail mailx sendmail mutt "
+RESOLVERS = frozenset(
+    "dig nslookup host drill kdig delv getent resolvectl systemd-resolve avahi-resolve avahi-resolve-host-name "
+    "avahi-resolve-address avahi-browse adnshost".split()
+)
+"""Name lookups reach the network too: the name asked for (`$(cat .env | base32).evil.example`) is the message."""
+NETWORK_COMMANDS = RESOLVERS | frozenset(
+    "curl wget nc ncat netcat socat telnet ssh scp sftp rsync ftp tftp lftp http https httpie xh whois ping ping6 "
+    "traceroute tracepath mtr arping nmap openssl aria2c gh aws gcloud gsutil az mail mailx sendmail mutt "
     "smbclient s3cmd rclone websocat grpcurl".split()
 )
 INTERPRETERS = frozenset("python python2 python3 node nodejs deno bun perl ruby php lua pwsh".split())
@@ -70,11 +79,13 @@ def outgoing(tool: str, arguments: dict, secrets: SecretSet) -> str | None:
         return _fetch(str(arguments.get("url", "")), secrets)
     if tool == "bash":
         return _command(str(arguments.get("command", "")), secrets)
+    if is_mcp(tool):
+        return _mcp(tool, arguments, secrets)
     return None
 
 
 def _fetch(url: str, secrets: SecretSet) -> str | None:
-    found = _known(url, secrets)
+    found = _known(url, secrets) or _known(_url_pieces_joined(url), secrets)
     if not found:
         return None
     try:
@@ -84,9 +95,55 @@ def _fetch(url: str, secrets: SecretSet) -> str | None:
     return f"sends {found} to {host}"
 
 
+def _url_pieces_joined(url: str) -> str:
+    """The URL's query values, path segments and host labels, each kind joined without separators: a secret
+    split across `?a=...&b=...`, `/.../...` or `....evil.example` is whole again."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+    except ValueError:
+        return ""
+    values = [value for _, _, value in (pair.partition("=") for pair in re.split(r"[&;]", parts.query))]
+    return "\n".join(("".join(values), "".join(parts.path.split("/")), "".join(host.split(".")), parts.fragment))
+
+
+def _mcp(tool: str, arguments: dict, secrets: SecretSet) -> str | None:
+    server = tool.split("__")[1] if tool.count("__") >= 2 else tool
+    where = f"the MCP server {server} would receive it"
+    strings = list(_strings(arguments, ""))
+    for path, text, _ in strings:
+        found = _known(text, secrets)
+        if found:
+            return f"the argument {secrets.mask(path) or '(top level)'} contains {found}, shown as **** here: {where}"
+    joined = _known("".join(text for _, text, key in strings if not key), secrets)
+    if joined:
+        return f"the arguments joined together contain {joined}, shown as **** here: {where}"
+    return None
+
+
+def _strings(value: object, path: str):
+    """(where, text, is a key) for every string in a JSON-like value: keys and values, at any depth."""
+    if isinstance(value, str):
+        yield path, value, False
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            child = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str):
+                yield child, key, True
+            yield from _strings(item, child)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield path, str(value), False  # a secret of digits (a PIN, an account number) sent as a number
+
+
 def _known(text: str, secrets: SecretSet) -> str | None:
     """The first known secret in the text, in any encoding, as a human reads it."""
-    for form in dict.fromkeys((text, unquote(text), unquote_plus(text))):
+    if not text:
+        return None
+    once = unquote(text)
+    for form in dict.fromkeys((text, once, unquote_plus(text), unquote(once))):
         hits = secrets.find(form)
         if hits:
             hit = hits[0]

@@ -5,6 +5,11 @@ hex (lower and upper case), base64 (standard and URL-safe) and base32. For base6
 part of the encoding that depends on the secret alone, once per byte alignment the secret can have inside a longer
 encoded text (three for base64, five for base32), so `env | base64` is covered wherever the value sits.
 
+Letter case is ignored (ASCII letters): a hex token or base32 text means the same in either case, and a secret
+upper-cased (`tr a-z A-Z`, `.upper()`) is still the secret, recovered by trying at most two cases per letter, which
+for base64 a decoder's own check narrows down. Literals and text are both folded with `fold`, which keeps lengths
+(other letters' case is folded too, unless the text holds a character whose lower case is two, like `İ`).
+
 Literals are searched in the text with its spaces and line breaks removed, so output wrapped by `base64` (76
 columns) or `xxd -p` (60) is found too; `str.find` keeps that fast for megabytes. Hex dumps that put offsets and an
 ASCII column between the bytes (`xxd`, `hexdump -C`, `od -c`, `od -t x1`) are decoded line by line instead.
@@ -56,6 +61,24 @@ def _middle(encoded: bytes, shift: int, length: int, bits: int) -> str:
     first = -(-shift * 8 // bits)
     last = (shift + length) * 8 // bits
     return encoded[first:last].decode("ascii")
+
+
+_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def fold(text: str) -> str:
+    """The text lower-cased with its length kept, so positions in the result are positions in the text. `str.lower`
+    (fast) when it keeps the length; when it would turn a character into two (`İ`), only ASCII letters are
+    lower-cased (slow, rare): a secret's literals are folded both ways (`folds`), so either way finds it."""
+    if text.isascii():
+        return text.lower()
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_FOLD)
+
+
+def folds(literal: str) -> set[str]:
+    """A literal as `fold` may turn it into inside a longer text: whole-text lower-casing, or ASCII letters only."""
+    return {fold(literal), literal.translate(_FOLD)}
 
 
 def strip_spaces(text: str) -> str:

@@ -114,7 +114,11 @@ class Gate:
         if self._workspace is None or self._workspace.cwd != cwd:
             root = self._workspace.root if self._workspace else None
             self._workspace = Workspace.at(
-                root or self.settings.cwd, cwd, self.settings.config_files, session_started=self.started
+                root or self.settings.cwd,
+                cwd,
+                self.settings.config_files,
+                session_started=self.started,
+                private=self.settings.private_dirs,
             )
         return self._workspace
 

@@ -3,6 +3,7 @@
 Dotenv files give every `KEY=VALUE` that could be a secret; ini, yaml, toml, npmrc and json files give the values
 of keys that name a password, token, secret or key; `.netrc` its passwords; private keys (PEM, OpenSSH) their
 body, line by line, so a part of a key printed on its own is recognised too; URLs with a password their password.
+The same URL passwords (and tokens given as a URL's user name) are what `userinfo` finds in any tool output.
 Values that cannot be secrets (`true`, `8080`, `localhost`, a path, a plain URL) are skipped: masking them would
 garble ordinary output and make every request that mentions them ask.
 """
@@ -16,7 +17,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 SECRET_KEY = re.compile(
     r"pass(word|wd|phrase)?|secret|token|auth|api[_-]?key|private[_-]?key|access[_-]?key|credential|"
@@ -34,6 +35,10 @@ _DOTENV = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*?)\
 _KEY_VALUE = re.compile(r"""^\s*["']?([^\s"'=:#;]+)["']?\s*[:=]\s*(.+?)\s*,?\s*$""")
 _SCOPED = re.compile(r"^\s*(//[^=\s]+)\s*=\s*(.+?)\s*$")  # npmrc: `//registry.npmjs.org/:_authToken=...`
 _URL_WITH_PASSWORD = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/@:]*:[^\s/@]+@[^\s'\"]+")
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<password>[^\s/@'\"<>]+))?@"
+)
+_PLACEHOLDER = re.compile(r"\$\{?\w+\}?|\{\{.*\}\}|<[^>]*>|%\(\w+\)s|\*+|x+|\.\.\.|…", re.IGNORECASE)
 
 
 def values_in(name: str, text: str) -> list[tuple[str, str]]:
@@ -156,3 +161,19 @@ def _url_passwords(text: str) -> list[str]:
         if password and password.lower() not in NOT_SECRET:
             passwords.append(password)
     return passwords
+
+
+def userinfo(text: str) -> list[tuple[int, int, str, bool]]:
+    """(start, end, value, could be a secret) for each password in a URL's userinfo (`https://me:PASSWORD@host`)
+    and each user name that looks like a token (`https://ghp_...@github.com`); placeholders (`${TOKEN}`,
+    `<password>`, `****`) are left out. "Could be a secret": worth adding to the known secrets (not `password`)."""
+    found = []
+    for match in _USERINFO.finditer(text):
+        user, password = match.group("user"), match.group("password")
+        if password is not None:
+            if not _PLACEHOLDER.fullmatch(password):
+                plain = unquote(password)
+                found.append((match.start("password"), match.end("password"), plain, plausible(plain, False)))
+        elif len(user) >= 20 and not _PLACEHOLDER.fullmatch(user) and plausible(unquote(user), False):
+            found.append((match.start("user"), match.end("user"), unquote(user), True))
+    return found

@@ -44,7 +44,7 @@ from mini_agent.safety.decisions import (
 from mini_agent.safety.mcp_policy import check_mcp, is_mcp
 from mini_agent.safety.refusals import plan_refusal, refusal_without_human
 from mini_agent.safety.rules import FILE_TOOLS, Rule, Rules
-from mini_agent.safety.workspace import Workspace, secret_reason
+from mini_agent.safety.workspace import Workspace
 
 __all__ = [
     "NO_SANDBOX_ASKS",
@@ -135,7 +135,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         return Ask(f"the rule {asked} asks first", "ordinary", (grant,))
     vouched = first(rules.of("allow", call.name), lambda rule: vouches(rule) and matches(rule))
     if reading:
-        secret = secret_reason(path)
+        secret = workspace.secret(path)
         if secret is None:
             return Allow("reading files is always allowed")
         # The project's own secrets may be read in auto mode (their values join the session's known secrets and
@@ -143,7 +143,7 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         own = path.is_relative_to(workspace.root) and workspace.protected(path) is None
         if vouched or (mode == "auto" and own):
             return Allow(f"allowed by {vouched}" if vouched else f"auto mode reads the project's secrets ({secret})")
-        where = "" if own else ", outside the project"
+        where = "" if path.is_relative_to(workspace.root) else ", outside the project"
         return Ask(f"reads {shown}{where}: {secret}", "sensitive", (grant,))
     where = workspace.where(path)
     if mode == "plan":

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.safety import harvest
-from mini_agent.safety.encodings import SPACES, SpaceMap, dump_spans, literals, strip_spaces
+from mini_agent.safety.encodings import SPACES, SpaceMap, dump_spans, fold, folds, literals, strip_spaces
 
 MASK = "****"
 HARVEST_BYTES = 1024 * 1024
@@ -57,6 +57,7 @@ class Hit:
 @dataclass(frozen=True)
 class _Entry:
     literal: str
+    """Folded (see encodings.fold), like the text it is searched in."""
     secret: Secret
     encoding: str
     spaced: bool
@@ -90,8 +91,11 @@ class SecretSet:
                 return False
             secret = Secret(value, label)
             self._secrets[value] = secret
-            forms = literals(value).items()
-            added = [_Entry(form, secret, name, any(char in SPACES for char in form)) for form, name in forms]
+            forms: dict[str, str] = {}
+            for form, name in literals(value).items():
+                for folded in sorted(folds(form)):
+                    forms.setdefault(folded, name)
+            added = [_Entry(form, secret, name, any(char in SPACES for char in form)) for form, name in forms.items()]
             # Longest first, so a secret containing another is masked whole and named by the longer one.
             self._entries = tuple(sorted((*self._entries, *added), key=lambda entry: -len(entry.literal)))
             self._shortest = len(self._entries[-1].literal)
@@ -154,6 +158,7 @@ class SecretSet:
         if not entries or (len(text) < self._shortest and "characters omitted" not in text):
             return []  # shorter than any literal (most streamed deltas), and no cut half of one either
         hits: list[Hit] = []
+        original, text = text, fold(text)  # literals are folded too: letter case never hides a secret
         stripped = strip_spaces(text)
         spaces: SpaceMap | None = None
         for entry in entries:
@@ -169,7 +174,7 @@ class SecretSet:
                 hits.append(Hit(entry.secret, entry.encoding, *span))
                 start = haystack.find(entry.literal, end)
         needles = self._needles
-        for index, start, end in dump_spans(text, [needle for needle, _ in needles]):
+        for index, start, end in dump_spans(original, [needle for needle, _ in needles]):
             hits.append(Hit(needles[index][1], "hex dump", start, end))
         if "characters omitted" in text:
             hits += _cut_edges(text, entries)
@@ -186,6 +191,22 @@ class SecretSet:
             position = end
         pieces.append(text[position:])
         return "".join(pieces)
+
+    def mask_output(self, text: str, source: str) -> str:
+        """A tool's output masked, after learning the passwords in its URLs (`git remote -v` printing
+        `https://me:TOKEN@host`): each one that could be a secret joins the known ones, so sending it later asks;
+        every other URL password (`me:password@`) is masked where it stands."""
+        if "@" not in text or "://" not in text:
+            return self.mask(text)
+        for _, _, value, secret in harvest.userinfo(text):
+            if secret:
+                self.add(value, f"a password in a URL ({source})")
+        masked = self.mask(text)
+        pieces, position = [], 0
+        for start, end, _, _ in harvest.userinfo(masked):
+            pieces += [masked[position:start], MASK]
+            position = end
+        return "".join(pieces) + masked[position:] if pieces else masked
 
     def mask_event(self, event: object) -> object:
         """An event (a frozen dataclass) with the text, tool inputs and tool results in it masked."""

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from mini_agent.safety.credential_places import AGENT_DATA, NOT_SECRET, place_of, secret_name, why
+
 # Files a shell reads at start-up: writing them runs code in the user's next terminal.
 SHELL_STARTUP = (
     ".bashrc",
@@ -34,22 +36,14 @@ SHELL_STARTUP = (
     ".inputrc",
     ".config/fish/config.fish",
 )
-# Directories under home whose contents are credentials or keys.
-HOME_SECRETS = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config/gcloud", ".config/gh")
-# Files under home that hold credentials, and the stores of a desktop's passwords.
-HOME_SECRET_FILES = (".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".docker/config.json")
-PASSWORD_STORES = (".local/share/keyrings", ".password-store")
+# Where credentials live (one list for read_file, the shell classifier and the sandbox): credential_places.py.
 
 
 def home_secret(path: Path, home: Path) -> str | None:
-    """The credential location under `home` that holds a resolved path (`.ssh`, `.netrc`), or None."""
+    """The credential place under `home` that holds a resolved path (`.ssh`, `.netrc`, `.bash_history`), or None."""
     if not within(path, home):
         return None
-    relative = path.relative_to(home).as_posix()
-    for place in (*HOME_SECRETS, *HOME_SECRET_FILES, *PASSWORD_STORES):
-        if relative == place or relative.startswith(place + "/"):
-            return place
-    return None
+    return place_of(path.relative_to(home))
 
 
 # System trees no project task needs to write.
@@ -57,41 +51,6 @@ SYSTEM_ROOTS = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/b
 # Device files that are harmless to write to: discarding output, or the terminal.
 HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
 
-# Names of files that likely hold secrets, as shell globs on the file name.
-SECRET_NAMES = (
-    ".env",
-    ".env.*",
-    "*.env",
-    ".envrc",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.keystore",
-    "*.jks",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "id_*_sk",
-    ".netrc",
-    "_netrc",
-    ".pgpass",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".htpasswd",
-    "credentials",
-    "credentials.json",
-    "*credentials*.json",
-    "service-account*.json",
-    "secrets.yaml",
-    "secrets.yml",
-    "secrets.json",
-    "*.tfvars",
-)
-# Templates that share a secret file's name but hold none.
-NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
 PROCESS_STARTED = time.time()
 """When this module was first imported: close to the process's start, the default start of a session."""
 LINK_HOPS_LIMIT = 8
@@ -130,6 +89,9 @@ class Workspace:
     pins: tuple[tuple[str, Path], ...] = ()
     """Path arguments already resolved, (text, resolved path): the policy judges the very resolution the file
     tool then opens (a symlink swapped in meanwhile changes neither)."""
+    private: tuple[Path, ...] = ()
+    """mini-agent's own data and cache directories as configured (resolved): sessions, the prompt history, trust
+    decisions. Reading them asks like reading credentials; writing them is protected."""
 
     @classmethod
     def at(
@@ -138,6 +100,7 @@ class Workspace:
         cwd: Path | None = None,
         config_files: tuple[Path, ...] = (),
         session_started: float | None = None,
+        private: tuple[Path, ...] = (),
     ) -> Workspace:
         """The workspace of a session in `root`, with the system temp directory as scratch space; the session
         started at `session_started` (epoch seconds), by default when this process started."""
@@ -148,6 +111,7 @@ class Workspace:
             scratch=(Path(os.path.realpath(tempfile.gettempdir())),),
             config_files=tuple(Path(os.path.realpath(path)) for path in config_files),
             session_started=PROCESS_STARTED if session_started is None else session_started,
+            private=tuple(Path(os.path.realpath(path)) for path in private),
         )
 
     def resolve(self, text: str) -> Path:
@@ -193,17 +157,26 @@ class Workspace:
             return "it is the agent's own configuration (MCP servers or custom commands)"
         if ".git" in parts[:-1] or (parts and parts[-1] == ".git"):
             return "it is inside a .git directory (the repository's internals)"
+        if any(within(path, private) for private in self.private):
+            return f"it is {why(AGENT_DATA[0])}"
         if within(path, self.home):
             relative = path.relative_to(self.home).as_posix()
             if relative in SHELL_STARTUP:
                 return "it is a shell start-up file"
-            for secret_dir in HOME_SECRETS:
-                if relative == secret_dir or relative.startswith(secret_dir + "/"):
-                    return f"it is in ~/{secret_dir}, which holds keys or credentials"
+            place = home_secret(path, self.home)
+            if place is not None:
+                return f"it is in ~/{place}, which holds {why(place)}"
         for system in SYSTEM_ROOTS:
             if within(path, Path(system)):
                 return f"it is a system file under {system}"
         return None
+
+    def secret(self, path: Path) -> str | None:
+        """Why reading this resolved path needs care (a likely secret, a credential place, the agent's own data)."""
+        for private in self.private:
+            if within(path, private):
+                return f"{self.shown(path)} is {why(AGENT_DATA[0])}"
+        return secret_reason(path)
 
     def where(self, path: Path) -> str | None:
         """Why a write to this resolved path needs a human in every mode, or None when it is routine."""
@@ -224,20 +197,17 @@ class Workspace:
 
 
 def secret_reason(path: Path | str) -> str | None:
-    """Why a file likely holds a secret (a key, a token, a password), or None."""
+    """Why a file likely holds a secret (a key, a token, a password, what was typed), or None."""
     pure = PurePosixPath(str(path))
     name = pure.name
     if any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_SECRET):
         return None
-    for pattern in SECRET_NAMES:
-        if fnmatch.fnmatchcase(name, pattern):
-            return f"{name} likely holds secrets (keys, tokens or passwords)"
-    parts = pure.parts
-    for secret_dir in HOME_SECRETS:
-        first = secret_dir.split("/")[0]
-        if first in parts[:-1]:
-            return f"{name} is in {first}/, which holds keys or credentials"
-    return None
+    place = place_of(pure)
+    if place is None:
+        return f"{name} likely holds secrets (keys, tokens or passwords)" if secret_name(name) else None
+    if pure.parts[-len(PurePosixPath(place).parts) :] == PurePosixPath(place).parts:
+        return f"{place} holds {why(place)}"
+    return f"{name} is in {place}/, which holds {why(place)}"
 
 
 def within(path: Path, base: Path) -> bool:

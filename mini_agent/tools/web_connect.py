@@ -3,7 +3,8 @@
 Host names are resolved here and the connection goes to the address that was vetted, so a DNS answer cannot
 change between check and connect; before connecting to a loopback, private, link-local or metadata address,
 the check (ToolContext.check_destination) is asked, at most once per (host, address) per fetch. TLS still
-verifies the certificate for the host name, and the Host header stays the name.
+verifies the certificate for the host name, and the Host header stays the name. Through a proxy (HTTP_PROXY,
+HTTPS_PROXY, ALL_PROXY) the name is resolved and vetted the same way before the proxy is handed it.
 """
 
 from __future__ import annotations
@@ -116,12 +117,7 @@ class Connections:
         self.destinations.url = url
         proxy = _proxy_for(httpx.URL(url))
         if proxy is not None:
-            # The proxy resolves the name, so the address it connects to is out of sight: only a literal
-            # address or an internal-by-definition name (localhost, metadata.google.internal) can be vetted.
-            host = httpx.URL(url).host
-            risk = host_risk(host)
-            if risk is not None:
-                self.destinations.vet(host, host, risk)
+            self._vet_for_proxy(httpx.URL(url))
         if proxy not in self._clients:
             self._clients[proxy] = httpx.Client(
                 transport=_transport(self.destinations, proxy),
@@ -129,6 +125,25 @@ class Connections:
                 headers=self.headers,
             )
         return self._clients[proxy]
+
+    def _vet_for_proxy(self, url: httpx.URL) -> None:
+        """The proxy resolves the name itself, out of sight: so it is resolved and vetted here first, and a name
+        that points at a private, loopback or metadata address asks before the proxy is handed it. A name this
+        machine cannot resolve goes to the proxy unvetted (behind a proxy, outside names often resolve only
+        there), and so does a name whose answer changes between this lookup and the proxy's."""
+        host = url.host
+        risk = host_risk(host)
+        if risk is not None:
+            self.destinations.vet(host, host, risk)
+            return
+        try:
+            addresses = resolve(host, url.port or (443 if url.scheme == "https" else 80))
+        except OSError:
+            return
+        for address in addresses:
+            risk = address_risk(address)
+            if risk is not None:
+                self.destinations.vet(host, address, risk)
 
     def __enter__(self) -> Connections:
         return self

@@ -19,9 +19,10 @@ PROTECTIONS = (
     "writes outside the working directory or to protected places (.git internals, ~/.ssh, shell start-up "
     "files, /etc, the agent's config) ask in every mode but bypass",
     "reading likely secrets asks unless the mode is auto; credentials outside the project (~/.ssh, ~/.aws, "
-    "~/.netrc, another .env, ...) ask in auto too",
+    "~/.netrc, shell histories, the agent's own data, another .env, ...) ask in auto too",
     "a call that would send a known secret (the API key, secret variables, values from .env and credential "
-    "files, in any encoding) to the network asks in every mode but bypass, whatever the rules allow",
+    "files, URL passwords seen in output, in any encoding) to the network or an MCP server asks in every mode "
+    "but bypass, whatever the rules allow",
     "web_fetch to loopback, private, link-local or metadata addresses asks (checked after DNS and on redirects)",
     "only rules from your own config, flags or your answers can open these; a project's config cannot",
 )
@@ -61,7 +62,7 @@ def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
 def print_command_check(settings: Settings, command: str, as_json: bool, out: TextIO) -> None:
     from mini_agent.safety.shell import classify
 
-    workspace = Workspace.at(settings.cwd, config_files=settings.config_files)
+    workspace = Workspace.at(settings.cwd, config_files=settings.config_files, private=settings.private_dirs)
     verdict = classify(command, workspace)
     mode = settings.permission_mode
     sandboxed = _sandbox_present()

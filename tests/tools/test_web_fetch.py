@@ -837,13 +837,15 @@ def proxy_env(monkeypatch):
     return monkeypatch
 
 
-def test_through_a_proxy_only_the_literal_host_can_be_vetted(server, names, proxy_env):
-    # The proxy (our server: it answers absolute-form requests by path) resolves names, so none is resolved here.
+def test_through_a_proxy_a_name_that_does_not_resolve_here_goes_unvetted_and_literal_hosts_are_vetted(
+    server, names, proxy_env
+):
+    # The proxy (our server: it answers absolute-form requests by path) may resolve names this machine cannot.
     proxy_env.setenv("http_proxy", server.url(""))
     server.add("/page", "via proxy", content_type="text/plain")
     check = Destinations(refuse=("*",))
     assert parse(fetch_checked("http://public.example/page", check)).content == "via proxy"
-    assert check.calls == [] and names.lookups == []
+    assert check.calls == [] and names.lookups == ["public.example"]
     for url, reason in [
         ("http://127.0.0.1:9/page", "127.0.0.1 is a loopback address"),
         ("http://localhost/page", "localhost is a loopback address"),
@@ -875,3 +877,33 @@ def test_schema_and_guidance():
         "type": "integer",
     }
     assert "offset" in web_fetch.guidance and "read_file" in web_fetch.guidance
+
+
+@pytest.fixture
+def proxy(proxy_env):
+    """A loopback server set as the proxy for http:// URLs: it records what the proxy was asked to fetch."""
+    with WebServer() as running:
+        proxy_env.setenv("http_proxy", running.url(""))
+        yield running
+
+
+@pytest.mark.parametrize(("address", "risk"), [("127.0.0.1", "a loopback"), ("169.254.169.254", "a cloud metadata"), ("10.1.2.3", "a private")])
+def test_behind_a_proxy_a_name_is_resolved_and_vetted_before_the_proxy_is_handed_it(proxy, names, address, risk):
+    names.table["public.example"] = [address]
+    check = Destinations(refuse=("public.example",))
+    url = "http://public.example/latest/meta-data/"
+    result = fetch_checked(url, check)
+    assert result.is_error and not result.network_error, result.content
+    assert [(host, reason.split(",")[0]) for _, host, reason in check.calls] == [
+        ("public.example", f"public.example resolves to {address}")
+    ]
+    assert risk in check.calls[0][2]
+    assert sum(proxy.hits.values()) == 0
+
+
+def test_behind_a_proxy_a_public_name_goes_to_the_proxy_unasked(proxy, names):
+    names.table["public.example"] = ["93.184.215.14"]
+    proxy.add("/page", "via the proxy", content_type="text/plain")
+    check = Destinations(refuse=("*",))
+    assert parse(fetch_checked("http://public.example/page", check)).content == "via the proxy"
+    assert check.calls == [] and proxy.hits["/page"] == 1

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from mini_agent.safety import gitrepo
+from mini_agent.safety.credential_places import NOT_SECRET, SANDBOX_HIDDEN
 from mini_agent.safety.sandbox.gitkeep import KEEP
-from mini_agent.safety.workspace import HOME_SECRET_FILES, HOME_SECRETS, NOT_SECRET, PASSWORD_STORES, within
+from mini_agent.safety.workspace import within
 
 if TYPE_CHECKING:
     from mini_agent.settings import Settings
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 Level = Literal["read-only", "workspace-write"]
 LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
 
-HIDDEN_IN_HOME = (*(place for place in HOME_SECRETS if place != ".docker"), *HOME_SECRET_FILES, *PASSWORD_STORES)
-"""Credential locations under home that no confined command may read, at any level (the policy's own list;
-of `~/.docker` only the registry logins in config.json, so its contexts stay usable)."""
+HIDDEN_IN_HOME = SANDBOX_HIDDEN
+"""Credential places under home that no confined command may read, at any level: the policy's own list
+(credential_places.py), histories and mini-agent's data included."""
 READ_ONLY_IN_ROOT = (".mini-agent", ".mcp.json", ".claude/commands")
 """Inside the writable project root: an MCP server or a custom command's allowed-tools written here runs later,
 outside any sandbox. So do the git dir's control paths (`gitrepo.CONTROL`: config, hooks, commondir...)."""

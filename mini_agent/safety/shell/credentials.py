@@ -17,24 +17,15 @@ from mini_agent.safety.shell import argv
 from mini_agent.safety.shell.paths import Place
 from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary
 from mini_agent.safety.shell.words import Word
-from mini_agent.safety.workspace import (
-    HOME_SECRET_FILES,
-    HOME_SECRETS,
-    PASSWORD_STORES,
-    home_secret,
-    secret_reason,
-    within,
-)
+from mini_agent.safety.credential_places import HOME_ROOTS, PLACES
+from mini_agent.safety.workspace import secret_reason, within
 
 # Commands that use a path's name (or metadata) but never show its contents.
 NAME_ONLY = set(
     "echo printf ls test [ [[ stat realpath readlink basename dirname du df cd pushd popd which type mkdir rm "
     "rmdir chmod chown chgrp touch ln unlink wc md5sum sha1sum sha256sum sha512sum cksum b2sum file".split()
 )
-HOME_SECRET_NAMES = {place.split("/")[0] for place in (*HOME_SECRETS, *HOME_SECRET_FILES, *PASSWORD_STORES)} - {
-    ".config",
-    ".local",
-}
+HOME_SECRET_NAMES = HOME_ROOTS
 """First names under home that are credentials themselves (`.ssh`, `.netrc`), not folders that merely hold some."""
 WALK_LIMIT = 5_000
 """Most directory entries looked at to tell whether a tree holds a secret file."""
@@ -52,7 +43,7 @@ def outside(word: Word, place: Place) -> Verdict | None:
         path = view.resolve(value)
         if within(path, view.root):
             continue
-        if secret_reason(path) or home_secret(path, view.home):
+        if view.secret(path):
             return destructive(f"reads credentials outside the project ({view.shown(path)})")
     return None
 
@@ -128,15 +119,16 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
     inside = within(root, view.root)
     if root == Path("/"):
         return destructive("reads the whole file system, keys and credentials included")
-    if not inside and (home_secret(root, view.home) or secret_reason(root)):
+    if not inside and view.secret(root):
         return destructive(f"reads credentials outside the project ({view.shown(root)})")
-    if not inside and any(within(view.home / s, root) and (view.home / s).exists() for s in HOME_SECRETS):
+    held = [view.home / place for place in PLACES] + list(view.private)
+    if not inside and any(within(place, root) and place.exists() for place in held):
         return destructive(f"reads credentials outside the project (under {view.shown(root)})")
     for link, target in view.links:  # made earlier in this command, so not on disk yet
         if (
             within(link, root)
             and not within(target, view.root)
-            and (secret_reason(target) or home_secret(target, view.home))
+            and view.secret(target)
         ):
             return destructive(
                 f"reads credentials outside the project ({view.shown(target)}, through {view.shown(link)})"

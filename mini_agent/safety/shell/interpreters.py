@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mini_agent.safety.credential_places import place_of
 from mini_agent.safety.shell import credentials
 from mini_agent.safety.shell.paths import Place, broad, write_verdict
 from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary
@@ -140,7 +141,7 @@ def _credentials(kind: str, paths: list[Word], home: bool, place: Place) -> list
         if verdict is not None:
             return [destructive(f"{kind} code {verdict.reason}")]
         name = (word.value or "").strip("/").split("/")[0]
-        if home and name in credentials.HOME_SECRET_NAMES:
+        if home and (name in credentials.HOME_SECRET_NAMES or place_of(word.value or "")):
             return [destructive(f"{kind} code reads credentials outside the project (~/{word.value})")]
     return []
 

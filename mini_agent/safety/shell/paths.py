@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from mini_agent.safety.credential_places import HOME_ROOTS, SECRET_NAMES
 from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary, worst
 from mini_agent.safety.shell.words import Word
 from mini_agent.safety.workspace import HARMLESS_DEVICES, Workspace, secret_reason
@@ -22,11 +23,12 @@ SYSTEM_ROOTS = (
 BLOCK_DEVICE = re.compile(r"/dev/(sd|nvme|hd|vd|xvd|mmcblk|disk|loop|md|dm-|sr|mapper/|(mem|kmem|port)$)")
 HARMLESS_FD = re.compile(r"/(dev|proc/self)/fd/\d+")
 # Typical names of files that hold secrets, for telling whether a glob would reach one.
-SECRET_SAMPLES = [
+SECRET_SAMPLES = list(dict.fromkeys([
     ".env", ".env.local", ".envrc", "id_rsa", "id_ed25519", "server.pem", "server.key", "credentials",
     "credentials.json", ".npmrc", ".pypirc", ".netrc", ".pgpass", ".git-credentials", "secrets.yaml",
     "prod.tfvars", "service-account.json", "cert.p12", "app.keystore",
-]  # fmt: skip
+    *sorted(HOME_ROOTS), *(name for name in SECRET_NAMES if not any(char in name for char in "*?[")),
+]))  # fmt: skip
 WILDCARD_ONLY = re.compile(r"(\.|\*|\?|\[[^\]]*\])*\*(\.|\*|\?|\[[^\]]*\])*")
 
 
