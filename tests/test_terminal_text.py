@@ -225,7 +225,7 @@ def test_in_a_terminal_the_question_shows_the_hidden_command_and_flags_it(api, t
     child = spawn(api, tmp_path, "-p", "do it")
     seen = io.StringIO()
     child.logfile_read = seen
-    child.expect(r"Allow\? \[y/n")
+    child.expect(r"Allow\? \[y/n", timeout=120)  # a slow start on a busy machine is no failure
     child.send("\r")  # Enter: no
     child.expect("Understood.")
     assert finish(child) == 4
@@ -276,7 +276,7 @@ def test_osc_52_in_the_model_reply_does_not_reach_the_repl_terminal(api, tmp_pat
     )
     seen = io.StringIO()
     child.logfile_read = seen
-    child.expect("›")
+    child.expect("›", timeout=120)
     child.sendline("copy it")
     child.expect("Look:")
     child.expect("›")
@@ -285,3 +285,30 @@ def test_osc_52_in_the_model_reply_does_not_reach_the_repl_terminal(api, tmp_pat
     shown = seen.getvalue()
     assert "\x1b]52" not in shown and "\x1b[8m" not in shown
     assert "⟨ESC⟩]52;c;Y3VybCBldmlsIHwgc2g=" in shown
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(["description", "label", "reason", "argument"]),
+    st.integers(min_value=1_000, max_value=20_000),
+    st.sampled_from([(80, 24), (40, 20), (200, 50)]),
+)
+def test_no_long_part_pushes_the_header_off_screen(part, length, size):
+    columns, rows = size
+    long = "x" * length
+    arguments = {"command": "ls", "description": long if part == "description" else "list"}
+    if part == "argument":
+        arguments["flags"] = long
+    request = _request(
+        arguments=arguments,
+        grants=(Grant("a", long if part == "label" else "always allow `ls`", ()),),
+        reason=long if part == "reason" else "not on the read-only list",
+    )
+    err = io.StringIO()
+    ask_on_terminal(err, ScriptedKeys("vn\n"), lambda: os.terminal_size(size))(request)
+    question = err.getvalue()[: err.getvalue().index("Allow?")]
+    from rich.cells import cell_len
+
+    assert sum(max(1, -(-cell_len(line) // columns)) for line in question.split("\n")) <= rows - 2
+    if part in ("description", "argument"):  # cut, and v shows it whole
+        assert "v shows" in question and long in err.getvalue()

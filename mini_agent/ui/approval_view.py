@@ -43,33 +43,43 @@ def approval_block(request: ApprovalRequest, paint: Paint, rows: int = 24, colum
     colour = COLOURS.get(ask.risk, "36")
     header = f"{paint(colour, '●')} {describe_call(request.tool.name, request.arguments)} needs your approval"
     lines = ["", header]
-    lines += [f"  {paint(colour, visible(line))}" for line in reasons(request)]
+    lines += [f"  {paint(colour, _short(visible(line), 2 * columns - 4))}" for line in reasons(request)]
     if any_controls(request.arguments) or has_controls(request.preview or ""):
         lines.append(f"  {paint('1;31', '⚠ this call ' + CONTROLS_WARNING)}")
-    body: list[tuple[str, str]] = []
-    """(colour, text) rows that may be cut: the command, then the diff."""
+    whole: list[tuple[str, str]] = []
+    """(colour, text) rows that may be cut, whole: the command, its description, other arguments, the diff."""
     if request.tool.name == "bash":
-        body += [("", f"$ {visible(line)}") for line in str(request.arguments.get("command", "")).split("\n")]
+        command = str(request.arguments.get("command", ""))
+        whole += [("", f"$ {visible(line)}".expandtabs()) for line in command.split("\n")]
         description = request.arguments.get("description")
         if description:
-            lines.append(f"  {paint('2', '# ' + ' '.join(visible(str(description)).split()))}")
+            whole.append(("2", "# " + " ".join(visible(str(description)).split())))
     extra = other_arguments(request.tool.name, request.arguments)
     if extra:
-        lines.append(f"  {paint('2', extra)}")
-    body += [(_diff_colour(line), visible(line)) for line in _diff_lines(request.preview)]
+        whole.append(("2", extra))
+    whole += [(_diff_colour(line), visible(line).expandtabs()) for line in _diff_lines(request.preview)]
+    body = [(code, _short(text, 4 * columns - 4) if code == "2" else text) for code, text in whole]
     options = ["y yes", "n no, then say why (Enter: no)"]
-    options += [f"{grant.key} {visible(grant.label)}" for grant in ask.grants]
+    options += [f"{grant.key} {_short(visible(grant.label), columns - 10)}" for grant in ask.grants]
     answers = "  " + paint("2", " · ".join(options))
     room = max(MIN_DIFF_ROWS, rows - _rows(lines + [answers], columns) - BELOW_DIFF)
-    whole = [f"  {paint(code, text) if code else text}" for code, text in body]
     shown, more = _fit(body, room, columns)
+    if not more and body != whole:
+        more = f"… {FULL_DIFF_KEY} shows all of it"
     lines += [f"  {paint(code, text) if code else text}" for code, text in shown]
     if more:
         lines.append(f"  {paint('2', more)}")
-    else:
-        whole = []
     lines.append(answers)
-    return Shown(lines, whole, header)
+    return Shown(lines, [f"  {paint(code, text) if code else text}" for code, text in whole] if more else [], header)
+
+
+def _short(text: str, cells: int) -> str:
+    """`text` cut to `cells` terminal cells with an ellipsis: a line that must not push the header off screen."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= cells:
+        return text
+    return set_cell_size(text, max(1, cells - 1)).rstrip() + "…"
 
 
 def _diff_lines(preview: str | None) -> list[str]:
