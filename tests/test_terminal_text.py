@@ -312,3 +312,25 @@ def test_no_long_part_pushes_the_header_off_screen(part, length, size):
     assert sum(max(1, -(-cell_len(line) // columns)) for line in question.split("\n")) <= rows - 2
     if part in ("description", "argument"):  # cut, and v shows it whole
         assert "v shows" in question and long in err.getvalue()
+
+
+def test_a_markdown_link_shows_where_it_goes_not_a_hyperlink_with_other_words():
+    from mini_agent.ui.markdown_stream import MarkdownStream
+
+    out = io.StringIO()
+    console = terminal_console(file=out, force_terminal=True, color_system="truecolor", width=100, height=30)
+    stream = MarkdownStream(console)
+    stream.feed("See [https://github.com/x](https://evil.example/p) now.\n\n")
+    stream.finish()
+    shown = out.getvalue()
+    assert "\x1b]8;" not in shown  # no OSC 8 hyperlink whose target the words hide
+    assert "https://evil.example/p" in SGR.sub("", shown)
+
+
+def test_repl_views_show_a_carriage_return_and_no_markup_from_what_they_list():
+    from mini_agent.ui.repl_commands import escape
+
+    out = io.StringIO()
+    console = terminal_console(file=out, force_terminal=True, color_system=None, width=100)
+    console.print(escape("server: [bold red]fake[/] error\rok"), highlight=False)
+    assert out.getvalue() == "server: [bold red]fake[/] error⟨CR⟩ok\n"

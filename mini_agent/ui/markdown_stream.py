@@ -216,8 +216,10 @@ class HighlightBudget:
 
 
 def markdown(source: str, budget: HighlightBudget | None = None):
-    """rich's Markdown, with code blocks cut (not wrapped) at the edge and highlighted while `budget` lasts."""
-    document = _markdown_class()(source)
+    """rich's Markdown, with code blocks cut (not wrapped) at the edge and highlighted while `budget` lasts.
+    Links are written out, never terminal hyperlinks: `[https://github.com/x](https://evil.example)` as a
+    hyperlink would show one address and open the other."""
+    document = _markdown_class()(source, hyperlinks=False)  # a link shows where it goes: `text (url)`
     document.highlight_budget = budget if budget is not None else HighlightBudget(HIGHLIGHT_BUDGET)
     return document
 
