@@ -131,7 +131,8 @@ def _console_class():
     class TerminalConsole(Console):
         """Every segment rich writes passes `visible_segments` on its way out (rich builds the output of print,
         log, Live and status in `_render_buffer`): styles, links and rich's control segments are rich's; the
-        text in them is someone else's."""
+        text in them is someone else's. `_render_buffer` is rich's own name (13 to 15): tests/test_terminal_text.py
+        prints raw segments through this console, so a rich that renames it fails there, not silently."""
 
         def _render_buffer(self, buffer):
             return super()._render_buffer(visible_segments(buffer))
