@@ -86,12 +86,11 @@ def _times(size: int, runs: int, paced: bool) -> float:
 
 
 def _stream(deltas: list[str], paced: bool) -> float:
-    from rich.console import Console
-
     from mini_agent.ui.markdown_stream import MarkdownStream
+    from mini_agent.ui.terminal_text import terminal_console
 
-    with open(os.devnull, "w") as sink:
-        console = Console(file=sink, width=100, height=40, force_terminal=True, color_system="truecolor")
+    with open(os.devnull, "w") as sink:  # the REPL's console, which shows control characters instead of sending them
+        console = terminal_console(file=sink, width=100, height=40, force_terminal=True, color_system="truecolor")
         ticks = itertools.count()
         clock = (lambda: next(ticks) * STREAM_PACE) if paced else time.monotonic
         stream = MarkdownStream(console, clock=clock)

@@ -19,6 +19,7 @@ from mini_agent.cli_mcp import register as register_mcp
 from mini_agent.cli_server import register as register_server
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
+from mini_agent.ui.terminal_text import visible
 
 app = typer.Typer(
     add_completion=False,
@@ -167,7 +168,7 @@ def run(
         from mini_agent.errors import redact
 
         message = redact(str(exc), _known_secrets())
-        print(f"mini-agent: {message}", file=sys.stderr)
+        print(visible(f"mini-agent: {message}"), file=sys.stderr)
         status = exc.exit_status
         if output_format != "text":  # a script reading stdout gets its one result object, failure or not
             import json
@@ -212,7 +213,7 @@ def _pick_session(settings) -> str | None:
         print("mini-agent: no earlier session in this directory; starting a new one.", file=sys.stderr)
         return None
     for line in listing(sessions[:20]):
-        print(line, file=sys.stderr)
+        print(visible(line), file=sys.stderr)
     if not sys.stdin or not sys.stdin.isatty():
         fail("--resume without an id needs a terminal to choose; pass the id: --resume ID.")
     answer = input("Session number (Enter for 1): ").strip() or "1"

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from mini_agent.errors import ExitStatus, MiniAgentError
+from mini_agent.ui.terminal_text import visible
 
 
 def settings_from(allow: list[str], deny: list[str], **overrides):
@@ -19,7 +20,7 @@ def resolved_from(allow: list[str], deny: list[str], **overrides):
 
     resolved = resolve(flags=overrides, allow=allow, deny=deny)
     for notice in resolved.notices:
-        print(f"mini-agent: {notice}", file=sys.stderr)
+        print(visible(f"mini-agent: {notice}"), file=sys.stderr)
     return resolved
 
 
@@ -27,10 +28,10 @@ def settings_or_exit(allow: list[str], deny: list[str], **overrides):
     try:
         return settings_from(allow, deny, **overrides)
     except MiniAgentError as exc:
-        print(f"mini-agent: {exc}", file=sys.stderr)
+        print(visible(f"mini-agent: {exc}"), file=sys.stderr)
         raise typer.Exit(int(exc.exit_status)) from None
 
 
 def fail(message: str) -> None:
-    print(f"mini-agent: {message}", file=sys.stderr)
+    print(visible(f"mini-agent: {message}"), file=sys.stderr)
     raise typer.Exit(ExitStatus.USAGE)

@@ -9,6 +9,7 @@ import typer
 from mini_agent.cli_common import fail, resolved_from, settings_or_exit
 from mini_agent.errors import MiniAgentError
 from mini_agent.settings import PERMISSION_MODES
+from mini_agent.ui.terminal_text import visible
 
 
 def register(app: typer.Typer) -> None:
@@ -105,6 +106,6 @@ def register(app: typer.Typer) -> None:
                 model=options.get("model"),
             )
         except MiniAgentError as exc:
-            print(f"mini-agent: {exc}", file=sys.stderr)
+            print(visible(f"mini-agent: {exc}"), file=sys.stderr)
             raise typer.Exit(int(exc.exit_status)) from None
         print_config(resolved, as_json, sys.stdout)

@@ -8,6 +8,7 @@ import typer
 
 from mini_agent.cli_common import fail, settings_or_exit
 from mini_agent.errors import MiniAgentError
+from mini_agent.ui.terminal_text import visible
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +40,7 @@ def register(app: typer.Typer) -> None:
             print("No MCP servers configured. Add one with `mini-agent mcp add NAME -- COMMAND ARGS...`.")
         for row in rows:
             trust = "" if row["origin"] == "user" else ("  trusted" if row["trusted"] else "  not trusted yet")
-            print(f"{row['name']}  {row['definition']}  ({row['origin']}: {row['source']}){trust}")
+            print(visible(f"{row['name']}  {row['definition']}  ({row['origin']}: {row['source']}){trust}"))
 
     @mcp_app.command("add")
     def add_command(

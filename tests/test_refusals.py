@@ -19,6 +19,7 @@ from mini_agent.safety.rules import Rule, Rules
 from mini_agent.safety.workspace import Workspace
 from mini_agent.tools.base import ToolResult
 from mini_agent.ui.render import ProgressRenderer
+from mini_agent.ui.terminal_text import visible
 
 TOOL_NAMES = st.sampled_from(["bash", "edit_file", "write_file", "read_file", "web_fetch"])
 TEXT = st.text(min_size=0, max_size=400)
@@ -60,7 +61,7 @@ def test_the_allow_hint_never_ends_inside_a_flag_or_rule(tool, patterns, reason,
         assert shlex.split(allow_flag(rule))[1] == rule.text
     err = io.StringIO()
     ProgressRenderer(err)(ToolFinished("t1", tool, {}, ToolResult(refusal.message, True, shown=refusal.shown), 0.0))
-    assert refusal.shown in err.getvalue()  # printed whole, not cut by the progress line
+    assert visible(refusal.shown) in err.getvalue()  # printed whole (control characters named), not cut
 
 
 @settings(max_examples=60, deadline=None)

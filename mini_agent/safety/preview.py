@@ -34,8 +34,8 @@ def change_preview(tool_name: str, arguments: dict, cwd: Path) -> str | None:
             return f"(old_string not found in {path}; the edit will fail)"
     lines = list(
         difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
+            _lines(before),
+            _lines(after),
             fromfile=f"a/{path.name}" if before else "/dev/null",
             tofile=f"b/{path.name}",
         )
@@ -43,6 +43,13 @@ def change_preview(tool_name: str, arguments: dict, cwd: Path) -> str | None:
     if len(lines) > MAX_PREVIEW_LINES:
         lines = lines[:MAX_PREVIEW_LINES] + [f"... ({len(lines) - MAX_PREVIEW_LINES} more diff lines)\n"]
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)"
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at line feeds only (str.splitlines also splits at CR, FF and others): a CR that would overwrite
+    a line on a terminal stays inside the line it is in, where the approval question shows it."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _not_previewable(path: Path) -> str | None:

@@ -7,6 +7,7 @@
     console.py           REPL output (markdown_stream.py, markdown_blocks.py, render.py, trace.py)
     confirm.py           the only code that asks the human
     *_view.py            what the inspecting subcommands print; show_prompt.py
+    terminal_text.py     the terminal chokepoint: model/tool/file/command text shown, never interpreted
 
 May import anything below it; only cli imports ui.
 """

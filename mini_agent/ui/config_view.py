@@ -9,6 +9,7 @@ from typing import TextIO
 
 from mini_agent.config import Resolved
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW
+from mini_agent.ui.terminal_text import VisibleWriter
 
 HIDDEN = {"api_key", "auth_token", "env_secrets", "rules", "config_files", "compact_first", "compact_focus", "trace"}
 """Never printed as values (credentials), shown by `mini-agent permissions` instead, or flags of one run that no
@@ -44,6 +45,7 @@ def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
         }
         out.write(json.dumps(record, indent=2, default=str) + "\n")
         return
+    out = VisibleWriter(out)  # settings, hooks and paths come from files in the project
     width = max(len(name) for name, _, _ in rows)
     for name, value, source in rows:
         shown = UNSET[name] if name in UNSET and not value else _text(value)

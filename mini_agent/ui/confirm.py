@@ -19,6 +19,7 @@ from mini_agent.safety.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Decision, Deny, refusal_without_human
 from mini_agent.ui.approval_view import FULL_DIFF_KEY, approval_block
 from mini_agent.ui.keys import ENTER, Keys, TerminalKeys
+from mini_agent.ui.terminal_text import visible
 
 YES = "y"
 NO = "n"
@@ -87,7 +88,7 @@ def _answer(key: str, request: ApprovalRequest, reader: Keys, err: TextIO) -> De
         return Allow("the user allowed it")
     for grant in request.ask.grants:
         if lowered == grant.key:
-            _write(err, f"{grant.label}\n")
+            _write(err, f"{visible(grant.label)}\n")
             return Allow(f"the user allowed it: {grant.label}", grant.rules)
     if key == ENTER:
         _write(err, "no\n")

@@ -6,7 +6,6 @@ Everything printed fits the console: one-line items are cut with an ellipsis rat
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from mini_agent.events import (
 from mini_agent.model.messages import tool_uses
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
 from mini_agent.ui.render import nested_line
+from mini_agent.ui.terminal_text import visible
 from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, tool_line
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from mini_agent.session import Session
 
 DIFF_LINES = 24
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def glyphs_for(console) -> Glyphs:
@@ -260,7 +259,7 @@ class ReplRenderer:
     def _print_diff(self, content: str) -> None:
         from rich.text import Text
 
-        lines = content.splitlines()
+        lines = content.removesuffix("\n").split("\n")  # at line feeds only, as the question does: a CR stays put
         start = next((i for i, line in enumerate(lines) if line.startswith(("--- ", "@@"))), None)
         if start is None or not any(line.startswith("@@") for line in lines[start:]):
             return
@@ -286,5 +285,6 @@ class ReplRenderer:
         return clip(head, max(1, self.width - cell_len(tail) - 1), ellipsis), tail
 
     def _plain(self, text: str) -> str:
-        """One line without escape sequences or control characters, in what the console can encode."""
-        return encodable(self.console, _ESCAPES.sub("", text.expandtabs(4)))
+        """One line with its control characters shown by name (rich would drop a CR, not show it), in what the
+        console can encode."""
+        return encodable(self.console, visible(text.expandtabs(4)))

@@ -9,6 +9,7 @@ from typing import TextIO
 from mini_agent.commands.catalog import CommandFinder, Invocation
 from mini_agent.settings import Settings
 from mini_agent.ui.repl_commands import escape
+from mini_agent.ui.terminal_text import visible
 
 REPL_BUILTINS = (
     "/help",
@@ -92,7 +93,7 @@ def one_shot_prompt(prompt: str, settings: Settings, err: TextIO = sys.stderr) -
     name = prompt.split()[0]
     shadowed = [warning for warning in finder.shadowed() if f": {name} is a built-in" in warning]
     for warning in shadowed + (list(invocation.command.problems) if invocation else []):
-        print(f"mini-agent: {warning}", file=err)
+        print(visible(f"mini-agent: {warning}"), file=err)
     if invocation is None:
         return prompt, settings
     return invocation.prompt, one_shot_settings(settings, invocation.command)

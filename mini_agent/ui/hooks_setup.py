@@ -10,6 +10,7 @@ from mini_agent.hooks import Hooks, ProjectHooks
 from mini_agent.settings import Settings
 from mini_agent.trust import TrustStore
 from mini_agent.ui.trust_question import ask_to_trust
+from mini_agent.ui.terminal_text import visible
 
 TRUST_FLAG = "--trust-project-hooks"
 TRUST_KEY = "trust_project_hooks = true"
@@ -29,7 +30,7 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Hoo
             allowed += project
         else:
             why = "you declined to trust them" if can_ask else f"pass {TRUST_FLAG}, or set {TRUST_KEY} in your config"
-            print(f"mini-agent: the project's hooks ({group.source}) do not run: {why}.", file=err)
+            print(visible(f"mini-agent: the project's hooks ({group.source}) do not run: {why}."), file=err)
     return Hooks(allowed, settings.cwd) if allowed else None
 
 

@@ -25,13 +25,12 @@ first draw, which they would otherwise compete with for the interpreter."""
 
 class Repl:
     def __init__(self, build: Callable[..., Agent], settings: Settings, sessions) -> None:
-        from rich.console import Console
-
         from mini_agent.ui.agent_build import AgentBuild
         from mini_agent.ui.console import ReplRenderer
+        from mini_agent.ui.terminal_text import terminal_console
 
         self.settings, self.sessions = settings, sessions
-        self.console = Console(highlight=False)
+        self.console = terminal_console(highlight=False)  # control characters in what it prints are shown
         self.renderer = ReplRenderer(self.console, settings.trace, model=settings.model)
 
         def build_agent(emit) -> Agent:
@@ -139,7 +138,8 @@ class Repl:
     def _banner(self) -> None:
         resumed = self.sessions.notice
         self.console.print(
-            f"[bold]mini-agent[/] · {self.settings.model} · mode {self.mode} · /help for commands · Ctrl-D to exit"
+            f"[bold]mini-agent[/] · {escape(self.settings.model)} · mode {self.mode} · /help for commands · "
+            "Ctrl-D to exit"
         )
         if resumed:
             self.console.print(f"[dim]{escape(resumed)}[/]")

@@ -11,6 +11,7 @@ from pathlib import Path
 from mini_agent.prompt import system_hint
 from mini_agent.session import Session
 from mini_agent.settings import Settings
+from mini_agent.ui.terminal_text import visible
 
 CHECKPOINT, UNDONE = "checkpoint", "undone"
 
@@ -79,7 +80,7 @@ class SessionLifecycle:
             if not sessions:
                 return "No other session in this directory."
             for line in listing(sessions):
-                console.print(line, highlight=False, markup=False)
+                console.print(visible(line), highlight=False, markup=False)
             return "Continue one with /resume <number or id>."
         target = sessions[int(wanted) - 1] if wanted.isdigit() and 0 < int(wanted) <= len(sessions) else wanted
         self.close()

@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_agent.ui.markdown_blocks import BlockSplitter
+from mini_agent.ui.terminal_text import visible
 
 HIGHLIGHT_BUDGET = 20_000
 """Characters of code per reply that get syntax highlighting. Highlighting costs ~5 times what plain code does
 (pygments alone lexes ~0.4 MB/s), so beyond this a huge reply gets one-colour code and keeps up."""
 
-ASCII_FALLBACK = str.maketrans({"•": "*", "▌": "|", "─": "-", "━": "-", "…": ".", "●": "*", "✓": "+", "✗": "x"})
+ASCII_FALLBACK = str.maketrans(
+    {"•": "*", "▌": "|", "─": "-", "━": "-", "…": ".", "●": "*", "✓": "+", "✗": "x", "⟨": "<", "⟩": ">"}
+)
 """One cell for one cell, so a line keeps its width on a console that cannot encode rich's glyphs."""
 
 
@@ -59,6 +62,7 @@ class MarkdownStream:
         self._last_draw = -math.inf
         self._batches = 0
         self._ends_line = True
+        self._held_cr = ""
         self._budget = HighlightBudget(HIGHLIGHT_BUDGET)
 
     def feed(self, delta: str) -> None:
@@ -66,8 +70,11 @@ class MarkdownStream:
             return
         if not self.live:
             self.stats.scanned += len(delta)
-            self.console.out(encodable(self.console, delta), end="", highlight=False)
-            self._ends_line = delta.endswith("\n")
+            text = self._held_cr + delta
+            self._held_cr = "\r" if text.endswith("\r") else ""  # the LF that makes it a line ending may follow
+            text = visible(text.removesuffix("\r"), crlf_is_newline=True)
+            self.console.out(encodable(self.console, text), end="", highlight=False)
+            self._ends_line = text.endswith("\n") if text else self._ends_line
             return
         before = self._splitter.scanned
         self._queue += self._splitter.feed(delta)
@@ -88,8 +95,11 @@ class MarkdownStream:
             with self.console:
                 self._commit_queue()
                 self._erase()
-        elif not self._ends_line:
-            self.console.out("")
+        else:
+            if self._held_cr:
+                self.console.out(visible(self._held_cr), end="", highlight=False)
+            if not self._ends_line or self._held_cr:
+                self.console.out("")
         self._start_reply()
 
     def discard(self) -> None:
@@ -107,7 +117,7 @@ class MarkdownStream:
         """Print the blocks finished since the last redraw, once, as one document."""
         if not self._queue:
             return
-        source = "\n\n".join(self._queue)
+        source = visible("\n\n".join(self._queue), crlf_is_newline=True)
         self._queue = []
         self._erase()
         lines = self._render(source, self._budget)
@@ -124,6 +134,7 @@ class MarkdownStream:
         height = max(1, self.console.height - 1)
         text = self._splitter.tail(self.console.width * height)
         self.stats.rendered += len(text)
+        text = visible(text.removesuffix("\r"), crlf_is_newline=True)  # a CR at the end may start a CR LF
         lines = self._render(text, HighlightBudget(self._budget.chars))  # a copy: drawing spends none
         if not lines:
             self._erase()
@@ -205,8 +216,10 @@ class HighlightBudget:
 
 
 def markdown(source: str, budget: HighlightBudget | None = None):
-    """rich's Markdown, with code blocks cut (not wrapped) at the edge and highlighted while `budget` lasts."""
-    document = _markdown_class()(source)
+    """rich's Markdown, with code blocks cut (not wrapped) at the edge and highlighted while `budget` lasts.
+    Links are written out, never terminal hyperlinks: `[https://github.com/x](https://evil.example)` as a
+    hyperlink would show one address and open the other."""
+    document = _markdown_class()(source, hyperlinks=False)  # a link shows where it goes: `text (url)`
     document.highlight_budget = budget if budget is not None else HighlightBudget(HIGHLIGHT_BUDGET)
     return document
 

@@ -12,6 +12,7 @@ from mini_agent.mcp.servers import ServerDef
 from mini_agent.settings import Settings
 from mini_agent.trust import TrustStore
 from mini_agent.ui.trust_question import ask_to_trust
+from mini_agent.ui.terminal_text import visible
 
 
 def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> McpManager:
@@ -21,7 +22,7 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Mcp
         settings.mcp_servers, TrustStore(settings.data_dir), settings.secret_set, call_timeout=settings.mcp_call_timeout
     )
     for notice in manager.screen(_asker(err) if can_ask else None, settings.trust_project_mcp):
-        print(f"mini-agent: {notice}", file=err)
+        print(visible(f"mini-agent: {notice}"), file=err)
     return manager
 
 

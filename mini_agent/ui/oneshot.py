@@ -16,6 +16,7 @@ from mini_agent.prompt import NON_INTERACTIVE
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
 from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer, denial_record
+from mini_agent.ui.terminal_text import visible
 
 
 def run_once(
@@ -51,7 +52,7 @@ def run_once(
     if sessions is not None:
         sessions.attach(agent)
         if sessions.notice:
-            print(f"mini-agent: {sessions.notice}", file=err)
+            print(visible(f"mini-agent: {sessions.notice}"), file=err)
     if stream:
         stream.write(
             {
@@ -77,19 +78,19 @@ def run_once(
     if sessions is not None:
         warning = sessions.after_turn()
         if warning:
-            print(f"mini-agent: {warning}", file=err)
+            print(visible(f"mini-agent: {warning}"), file=err)
         sessions.close()
     record = result_record(agent, result, error, status, steps, time.monotonic() - started, denials)
     if sessions is not None and sessions.writer_id:
         record["session_id"] = sessions.writer_id
     try:
         if output_format == "text":
-            if result is not None and result.text:
-                out.write(result.text.rstrip("\n") + "\n")
+            if result is not None and result.text:  # for reading: the exact bytes are in --output-format json
+                out.write(visible(result.text.rstrip("\n"), crlf_is_newline=True) + "\n")
             if error:
-                print(f"mini-agent: {error}", file=err)
+                print(visible(f"mini-agent: {error}"), file=err)
             for denial in denials:
-                print(f"mini-agent: {refused_line(denial)}", file=err)
+                print(visible(f"mini-agent: {refused_line(denial)}"), file=err)
         elif stream:
             stream.write(record)
         else:

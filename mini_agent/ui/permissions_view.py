@@ -9,6 +9,7 @@ from typing import TextIO
 from mini_agent.safety.permissions import Allow, Ask, Deny, ToolCall, check
 from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
+from mini_agent.ui.terminal_text import VisibleWriter
 
 PROTECTIONS = (
     "read-only shell commands (a curated list with argument checks) run in every mode, in the read-only sandbox",
@@ -43,6 +44,7 @@ def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
         }
         out.write(json.dumps(record, indent=2) + "\n")
         return
+    out = VisibleWriter(out)  # rules come from files in the project
     out.write(f"Permission mode: {settings.permission_mode}\n\n")
     if rules:
         out.write("Rules (deny beats ask beats allow):\n")
@@ -90,6 +92,7 @@ def print_command_check(settings: Settings, command: str, as_json: bool, out: Te
             record["allow_with"] = [rule.text for grant in decision.grants[:1] for rule in grant.rules]
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
         return
+    out = VisibleWriter(out)  # the command explained
     out.write(f"decision: {name} (mode {mode})\n")
     out.write(f"class:    {verdict.kind}{'' if verdict.parsed else ' (could not be fully parsed)'}\n")
     out.write(f"reason:   {reason}\n")

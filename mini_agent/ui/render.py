@@ -1,7 +1,8 @@
 """Renderers: turn the core's events into text for a terminal, a log, or a script.
 
 Plain renderers write with `print` to injected streams and import nothing heavy; the rich renderer for
-interactive use lives in ui/interactive.py.
+interactive use lives in ui/interactive.py. What the text renderers write passes `visible` (ui/terminal_text.py):
+a command's or the model's escape sequences are shown, not sent. The JSON renderers write data, escaped by JSON.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mini_agent.events import (
     ToolStarted,
 )
 from mini_agent.model.messages import text_of, tool_uses
+from mini_agent.ui.terminal_text import visible
 from mini_agent.ui.tool_line import ASCII, KEY_ARGUMENT, UNICODE, Glyphs, describe_call, key_argument, tool_line
 
 __all__ = ["KEY_ARGUMENT", "describe_call"]  # where the approval view and the REPL have always found them
@@ -102,7 +104,7 @@ class ProgressRenderer:
             )
 
     def _line(self, text: str) -> None:
-        print(text, file=self.err, flush=True)
+        print(visible(text), file=self.err, flush=True)
 
 
 class QuietRenderer:
@@ -113,9 +115,9 @@ class QuietRenderer:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, Notice):
-            print(f"! {event.text}", file=self.err, flush=True)
+            print(visible(f"! {event.text}"), file=self.err, flush=True)
         elif isinstance(event, ReplyDiscarded):
-            print(f"! {event.retrying()}.", file=self.err, flush=True)
+            print(visible(f"! {event.retrying()}."), file=self.err, flush=True)
 
 
 class StreamJsonRenderer:

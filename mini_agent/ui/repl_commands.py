@@ -137,7 +137,9 @@ def unicode_console(console) -> bool:
 
 
 def escape(text: str) -> str:
-    """Text shown as it is, not read as rich markup."""
+    """Text shown as it is: not read as rich markup, its control characters named (rich would drop a CR)."""
     from rich.markup import escape as escape_markup
 
-    return escape_markup(text)
+    from mini_agent.ui.terminal_text import visible
+
+    return escape_markup(visible(text))

@@ -21,10 +21,11 @@ def print_sandbox(settings: Settings, cwd: Path, as_json: bool, out: TextIO) -> 
     if as_json:
         out.write(json.dumps(record, indent=2) + "\n")
         return
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=out, highlight=False, soft_wrap=False)
+    from mini_agent.ui.terminal_text import terminal_console
+
+    console = terminal_console(file=out, highlight=False, soft_wrap=False)
     if record["mechanism"] is None:
         console.print(f"No sandbox on this machine: {record['unavailable_reason']}")
         console.print("Commands are not confined; the permission policy keeps asking.")

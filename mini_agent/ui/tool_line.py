@@ -6,11 +6,13 @@ Pure text: the REPL colours and fits it to the terminal, `-p` writes it to stder
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mini_agent.events import ToolFinished
 from mini_agent.tools.exit_line import exit_status
+from mini_agent.ui.terminal_text import visible
 
 KEY_ARGUMENT = {
     "read_file": "path",
@@ -23,16 +25,17 @@ KEY_ARGUMENT = {
 
 
 def describe_call(name: str, arguments: Any) -> str:
-    """`tool(key argument)` in one line, for progress output and confirmations."""
-    value = key_argument(name, arguments)
-    return f"{name}({value})" if value else name
+    """`tool(key argument)` in one line, for progress output and confirmations: for a terminal, its control
+    characters shown by name (a CR is `⟨CR⟩`, not a space like other white space)."""
+    value = key_argument(name, arguments, visible)
+    return f"{visible(name)}({value})" if value else visible(name)
 
 
-def key_argument(name: str, arguments: Any) -> str:
+def key_argument(name: str, arguments: Any, shown: Callable[[str], str] = str) -> str:
     """The argument that says what a call does (the command, the path, the URL) on one line, at most 100
-    characters; empty for a tool without one."""
+    characters; empty for a tool without one. `shown` is applied before white space is run together."""
     value = arguments.get(KEY_ARGUMENT.get(name, ""), "") if isinstance(arguments, dict) else ""
-    value = " ".join(str(value).split())
+    value = " ".join(shown(str(value)).split())
     return value[:97] + "..." if len(value) > 100 else value
 
 

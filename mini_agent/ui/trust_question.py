@@ -5,13 +5,15 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from mini_agent.ui.terminal_text import visible
+
 
 def ask_to_trust(err: TextIO, heading: str, lines: list[str], question: str) -> bool:
     """Anything but y or yes is a no, Ctrl-C included: the project's commands stay off."""
-    print(f"\n{heading}", file=err)
+    print(f"\n{visible(heading)}", file=err)
     for line in lines:
-        print(f"  {line}", file=err)
-    err.write(f"{question} They can run any command as you. [y/N] ")
+        print(f"  {visible(line)}", file=err)  # a planted command must not repaint the question
+    err.write(f"{visible(question)} They can run any command as you. [y/N] ")
     err.flush()
     try:
         answer = sys.stdin.readline()
