@@ -563,3 +563,37 @@ def test_the_sweep_spares_a_confined_process_the_agent_started_itself(layout, mo
         own.kill(grace=0)
         own.close()
         launch.cleanup()
+
+
+@pytest.mark.parametrize("level", ["read-only", "workspace-write"])
+def test_a_confined_command_cannot_write_to_or_type_into_the_users_terminal(forced, layout, level):
+    leader, follower = os.openpty()  # a terminal of the user's, as the agent's own is
+    try:
+        terminal = os.ttyname(follower)
+        text, _ = run(f"printf '\\033]52;c;ZWNobyBoaQ==\\a' > {terminal} && echo wrote", confinement(layout, level))
+        assert "wrote" not in text
+        os.set_blocking(leader, False)
+        with pytest.raises(BlockingIOError):
+            os.read(leader, 100)  # nothing reached the terminal
+        # TIOCSTI pushes keystrokes into a terminal's input: refused by the seccomp filter, on any terminal.
+        script = (
+            "import errno, fcntl, os, termios\n"
+            "try:\n    leader, follower = os.openpty()\n"
+            "except OSError:\n    print('no terminal to open')\n    raise SystemExit\n"
+            "os.setsid()\n"
+            "own = os.open(os.ttyname(follower), os.O_RDWR)  # now the controlling terminal, as a user's shell has\n"
+            "try:\n    fcntl.ioctl(own, termios.TIOCSTI, b'x')\n    print('typed')\n"
+            "except OSError as error:\n    print(errno.errorcode[error.errno])\n"
+        )
+        text, _ = run(f"{sys.executable} -c \"$SCRIPT\"".replace("$SCRIPT", script.replace('"', '\\"')), confinement(layout, level))
+        if seccomp_loaded():
+            assert text.strip().endswith(("EPERM", "no terminal to open")), text  # the filter's answer
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+def seccomp_loaded() -> bool:
+    from mini_agent.safety.sandbox import seccomp
+
+    return seccomp.program() is not None

@@ -37,8 +37,11 @@ hidden path loses them: nothing beneath it may be read, run or written through i
 READ = EXECUTE | READ_FILE | READ_DIR | IOCTL_DEV
 WRITE = WRITE_FILE | TRUNCATE | REMOVE_DIR | REMOVE_FILE | REFER
 WRITE |= MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_SYM  # never MAKE_CHAR / MAKE_BLOCK: no device nodes
-DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
-"""Harmless to write at any level: discarding output, reading zeros, the terminal."""
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full")
+"""Harmless to write at any level: discarding output, reading zeros. Not the terminals (/dev/tty, /dev/pts): a
+command's output goes through the agent, which shows control characters by name; one that opened the user's own
+terminal (`/dev/pts/N`) could write escape sequences past it, or type into the user's shell. bubblewrap gives a
+command a devpts of its own instead."""
 SHARED_MEMORY = "/dev/shm"
 DEATH_SIGNAL = signal.SIGPWR
 """Sent to the watcher shell when the agent dies; nothing else sends it."""

@@ -38,11 +38,15 @@ network namespace cuts)."""
 SYSCALLS = ("io_uring_setup", "pidfd_getfd")
 """Calls refused outright: io_uring (its operations bypass seccomp), and taking a descriptor (an open socket) out
 of another process."""
+TERMINAL_IOCTLS = (0x5412, 0x541C)
+"""TIOCSTI (push characters into a terminal's input, as if the user typed them) and TIOCLINUX (the console's
+selection, which can paste): a command that reaches the user's terminal would type commands into their shell."""
 REFUSED = (
     "socket(AF_UNIX) (Unix-domain sockets, path and abstract)",
     "socket(AF_VSOCK)",
     "io_uring_setup",
     "pidfd_getfd",
+    "ioctl(TIOCSTI, TIOCLINUX) (typing into a terminal)",
 )
 """What the program refuses, for `mini-agent sandbox`."""
 KNOWN_LIBRARIES = {"c": "libc.so.6", "seccomp": "libseccomp.so.2"}
@@ -70,6 +74,9 @@ def _compiled() -> tuple[bytes | None, str | None]:
         rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
         for family in FAMILIES:
             rules.add_rule(pyseccomp.ERRNO(errno.EPERM), "socket", pyseccomp.Arg(0, pyseccomp.EQ, family))
+        for request in TERMINAL_IOCTLS:  # compared on the low 32 bits, as the kernel reads the request
+            low_bits = pyseccomp.Arg(1, pyseccomp.MASKED_EQ, 0xFFFFFFFF, request)
+            rules.add_rule(pyseccomp.ERRNO(errno.EPERM), "ioctl", low_bits)
         for name in SYSCALLS:
             try:
                 rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
