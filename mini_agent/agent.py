@@ -17,6 +17,7 @@ from mini_agent.model.client import DISCOVERY_WAIT
 from mini_agent.model.discovery import Discovery
 from mini_agent.model.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
 from mini_agent.model.usage import Usage
+from mini_agent.model.wellformed import safe
 from mini_agent.prompt import build_system
 from mini_agent.safety.gate import Confirm, Gate
 from mini_agent.session import Session
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from mini_agent.context.keeper import ContextKeeper
 
 RECENT_CALLS = 8
+CUT_REPLIES = 2
+"""Replies in a row whose calls were cut short after which the turn ends: asking again did not help."""
 OVERFLOW_ADVICE = (
     "Compaction could not make the conversation any smaller: what is left is this turn's own message and "
     "context. Start a new conversation (/clear in the interactive session, or a run without --continue), switch "
@@ -51,6 +54,8 @@ class TurnResult:
     is_error: bool = False
     trace: TurnTrace | None = None
     """What the agent added beside the user's words this turn, and why."""
+    error: str | None = None
+    """Why the turn did not end in an answer (a refusal, the output limit, an empty reply); None when it did."""
 
 
 class Agent:
@@ -125,6 +130,7 @@ class Agent:
             trace = self.keeper.open_turn(
                 self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes
             )
+            cut = 0
             for step in range(1, self.settings.max_steps + 1):
                 self.keeper.before_request(self.session, self.emit)
                 reply = self._complete()
@@ -134,7 +140,12 @@ class Agent:
                 if reply.stop_reason == "pause_turn":
                     continue  # a server tool paused the turn: sending the reply back resumes it
                 if calls and reply.runs_tools():
-                    self.session.append({"role": "user", "content": self.tool_calls.run(calls)})
+                    self.session.append({"role": "user", "content": self.tool_calls.run(calls, reply.refused)})
+                    cut = cut + 1 if reply.cut else 0
+                    if cut == CUT_REPLIES:
+                        return replace(self._finish(reply, [], step, usage + self.delegated, cut), trace=trace)
+                    if reply.cut:
+                        self.emit(Notice(self._cut_text(reply) + " It was not run; the model is asked to send it again."))
                     continue
                 if reply.stop_reason == "end_turn" and (more := self.hooks.stopping(text_of(reply.message))):
                     self.session.append({"role": "user", "content": [{"type": "text", "text": more}]})
@@ -183,7 +194,7 @@ class Agent:
             model=self.settings.model,
             system=self._system_blocks(),
             messages=with_cache_breakpoint(self.session.messages),
-            tools=self.registry.schemas(),
+            tools=safe(self.registry.schemas()),  # an MCP server's descriptions may hold `\ud800` escapes
             max_tokens=self.output_limit(),
         )
 
@@ -266,7 +277,7 @@ class Agent:
     def _system_blocks(self) -> list[dict]:
         hints = {**self.session.hints, **self.run_hints} if self.run_hints else self.session.hints
         if self._system is None or self._system[0] != hints:
-            self._system = (dict(hints), build_system(self.static_prompt, self.registry, hints))
+            self._system = (dict(hints), safe(build_system(self.static_prompt, self.registry, hints)))
         return self._system[1]
 
     def _record(self, reply: Reply, step: int) -> None:
@@ -291,23 +302,36 @@ class Agent:
             self._told.add(key)
             self.emit(Notice(text))
 
-    def _finish(self, reply: Reply, calls: list[dict], step: int, usage: Usage) -> TurnResult:
-        is_error = reply.stop_reason in ("refusal", "max_tokens")
-        if reply.stop_reason == "refusal":
+    def _finish(self, reply: Reply, calls: list[dict], step: int, usage: Usage, cut: int = 0) -> TurnResult:
+        """The turn's result; `error` says why a reply that ends it is no answer (also told as a notice)."""
+        error = None
+        text = self.secrets.mask(text_of(reply.message))
+        if cut:
+            error = f"{self._cut_text(reply)} Asked {cut} times in a row, the model did not send it whole."
+        elif reply.stop_reason == "refusal":
             explanation = (reply.stop_details or {}).get("explanation")
             detail = f": {explanation}" if explanation else "."
-            self.emit(Notice(f"The model declined to continue (stop reason: refusal){detail}"))
+            error = f"The model declined to continue (stop reason: refusal){detail}"
         elif reply.stop_reason == "max_tokens":
-            self.emit(
-                Notice(
-                    f"The reply was cut off at the output limit ({self.output_limit()} tokens); "
-                    "raise --max-tokens or ask the model to continue."
-                )
+            error = (
+                f"The reply was cut off at the output limit ({self.output_limit()} tokens); "
+                "raise --max-tokens or ask the model to continue."
             )
+        elif reply.stop_reason == "model_context_window_exceeded":
+            error = "The reply was cut off: the conversation filled the model's context window."
+        elif not text.strip():
+            error = f"The model ended its turn without an answer (an empty reply, stop reason {reply.stop_reason!r})."
+        if error is not None:
+            self.emit(Notice(error))
         if calls:  # never leave a tool_use without its result: the next request would be rejected
             reason = f"Not run: the reply ended with stop reason {reply.stop_reason!r} before the call was complete."
             self.session.append({"role": "user", "content": [tool_result(c["id"], reason, True) for c in calls]})
-        return TurnResult(self.secrets.mask(text_of(reply.message)), reply.stop_reason, step, usage, is_error)
+        return TurnResult(text, reply.stop_reason, step, usage, error is not None, error=error)
+
+    def _cut_text(self, reply: Reply) -> str:
+        if reply.stop_reason == "max_tokens":
+            return f"A tool call was cut off at the output limit ({self.output_limit()} tokens)."
+        return f"A tool call arrived cut short (its input is not whole JSON; stop reason {reply.stop_reason!r})."
 
     @property
     def mode(self) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from mini_agent.context.instructions import explicit_instructions
 from mini_agent.model.messages import MessageParam
 from mini_agent.model.usage import Usage
+from mini_agent.model.wellformed import safe
 
 SUMMARY_HINT = "context_summary"
 ERROR_CHARS = 1000
@@ -64,6 +65,7 @@ class Session:
     def replace_view(self, messages: list[MessageParam], summary_hint: str | None, detail: dict) -> None:
         """Compaction: the model sees `messages` from now on; the log keeps the full history and a marker."""
         self.compactions += 1
+        messages = safe(messages)
         if summary_hint is not None:
             self.hints[SUMMARY_HINT] = summary_hint
         self.messages = messages
@@ -101,6 +103,9 @@ class Session:
         self._log({"type": "activity", "line": line})
 
     def _append(self, message: MessageParam, extra: dict) -> None:
+        # Every message enters the conversation here: text that is not valid Unicode (a file name decoded with
+        # surrogateescape, in a listing or a hint) is made sendable once, before it is logged or sent.
+        message, extra = safe(message), safe(extra)
         if self.hints != self._logged_hints:
             # Hints change between messages (a tool marked degraded while its results were built); logged
             # before the message, so a restored session sends the next request with the same system prompt.

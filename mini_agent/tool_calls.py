@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from mini_agent.context.call_lines import call_line, interrupted_text
 from mini_agent.events import Emit, HintChanged, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
+from mini_agent.model.wellformed import safe_text
 from mini_agent.preload import PRELOAD
 from mini_agent.prompt import system_hint
 from mini_agent.safety.denials import hook_denial
@@ -64,13 +65,18 @@ class ToolCalls:
         self._results = {}
         self._network_failures.clear()
 
-    def run(self, calls: list[dict]) -> list[dict]:
-        """Run every call of a reply; consecutive read-only calls run together. Results keep call order."""
+    def run(self, calls: list[dict], refused: dict[str, str] | None = None) -> list[dict]:
+        """Run every call of a reply; consecutive read-only calls run together. Results keep call order.
+
+        `refused`: calls never to run (cut short, malformed), by id, each answered with the error given."""
         PRELOAD.wait_for_tools()  # started when the first request went out; loaded by now with a real model
         self._results, self._hook_context = {}, {}
         self.agent.ctx.cancelled.clear()
         batch: list[tuple[dict, Tool, dict]] = []
         for call in calls:
+            if refused and call["id"] in refused:
+                self._settle(call, ToolResult(refused[call["id"]], is_error=True))
+                continue
             planned = self._plan(call)
             if planned is None:
                 continue
@@ -116,7 +122,7 @@ class ToolCalls:
         return tool, arguments, self.agent.gate.confinement(verdict) if tool.risk == "exec" else None
 
     def _settle(self, call: dict, result: ToolResult) -> None:
-        result = replace(result, content=self.agent.secrets.mask(result.content))  # a refusal may quote the call
+        result = replace(result, content=safe_text(self.agent.secrets.mask(result.content)))  # it may quote the call
         self._results[call["id"]] = result
         self.agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
         self.agent.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
@@ -131,7 +137,9 @@ class ToolCalls:
         finally:
             self.agent.ctx.confinement = None
         self.agent.secrets.refresh()
-        masked = self.agent.secrets.mask_output(result.content, f"the output of {tool.name}")
+        # What the model, the session and the renderers get is the same sendable text: a file name that is not
+        # UTF-8 (decoded with surrogateescape) shows as `\xff`, never as a lone surrogate (model/wellformed.py).
+        masked = safe_text(self.agent.secrets.mask_output(result.content, f"the output of {tool.name}"))
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:

@@ -4,6 +4,8 @@ It serves scripted replies to POST /v1/messages, as JSON or as a server-sent-eve
 event sequence, injects faults (status codes with headers, a stream cut mid-event, an error event, a hang),
 and records every request so tests assert on what was actually sent. An unscripted request is answered
 with a 500 and recorded as a failure; `assert_complete()` fails on failures and on unconsumed replies.
+Every message request is held to the API's rules (request_rules.py): one the API would reject is answered
+with its 400 and recorded as a failure, so each test that talks to this server checks what mini-agent sends.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from request_rules import problems
 
 _ids = itertools.count(1)
 
@@ -65,6 +69,8 @@ class Reply:
     extra: dict = field(default_factory=dict)
     measured: bool = False
     """Report input_tokens as the request's size (a quarter of its bytes), like a real model would."""
+    raw_inputs: dict = field(default_factory=dict)
+    """Tool id -> the exact `partial_json` text streamed for that call's input, whole or not (a cut call)."""
 
     def message(self) -> dict:
         stop = self.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn")
@@ -118,7 +124,15 @@ def error_event(reply: Reply, after_events: int = 0) -> Reply:
     return reply
 
 
-def sse_events(message: dict) -> list[tuple[str, dict]]:
+def cut_input(reply: Reply, call_id: str, keep: int) -> Reply:
+    """Stream only the first `keep` characters of that call's input JSON, the reply otherwise ending normally
+    (as a gateway or local server that cuts a reply still says `tool_use`)."""
+    call = next(block for block in reply.content if block.get("id") == call_id)
+    reply.raw_inputs[call_id] = json.dumps(call["input"])[:keep]
+    return reply
+
+
+def sse_events(message: dict, raw_inputs: dict | None = None) -> list[tuple[str, dict]]:
     """The event sequence the real API sends for a message, with deltas split like the real thing."""
     start = dict(message, content=[], stop_reason=None, stop_sequence=None)
     start["usage"] = dict(message["usage"], output_tokens=1)
@@ -132,7 +146,8 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
                 events.append(_delta(index, {"type": "text_delta", "text": piece}))
         elif kind == "tool_use":
             events.append(_block_start(index, dict(block, input={})))
-            for piece in _pieces(json.dumps(block["input"])):
+            raw = (raw_inputs or {}).get(block["id"])
+            for piece in _pieces(json.dumps(block["input"]) if raw is None else raw):
                 events.append(_delta(index, {"type": "input_json_delta", "partial_json": piece}))
         elif kind == "thinking":
             events.append(_block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
@@ -189,6 +204,10 @@ class FakeAnthropicAPI:
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
         self.model_info: dict | None = None
+        self.validate = True
+        """Answer a request the API would reject with its 400 and record it as a failure (request_rules.py)."""
+        self.other_blocks = False
+        """Accept block types of the endpoint's own in assistant turns (a llama.cpp or vLLM family's)."""
         self.pages: dict[str, Any] = {}
         """Other JSON the server answers, by "METHOD /path" (e.g. "GET /props"): an endpoint family's own shapes."""
         self._lock = threading.Lock()
@@ -286,6 +305,13 @@ class FakeAnthropicAPI:
                     return self._json(200, api.pages[f"POST {self.path}"])
                 if not self.path.startswith("/v1/messages"):
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "?"}})
+                checked = api.validate and self.path.split("?")[0] == "/v1/messages"
+                invalid = problems(body, other_blocks=api.other_blocks) if checked else []
+                if invalid:
+                    number = len(api.message_requests)
+                    api.failures.append(f"invalid request #{number}: {'; '.join(invalid)}")
+                    error = {"type": "invalid_request_error", "message": "; ".join(invalid)}
+                    return self._json(400, {"type": "error", "error": error})
                 reply = api._next(body)
                 if reply is None:
                     api.failures.append(f"unscripted request #{len(api.message_requests)}")
@@ -335,7 +361,7 @@ class FakeAnthropicAPI:
 
             def _sse(self, message: dict, reply: Reply) -> None:
                 self._start_stream()
-                for count, (name, data) in enumerate(sse_events(message)):
+                for count, (name, data) in enumerate(sse_events(message, reply.raw_inputs)):
                     if reply.error_event_after is not None and count == reply.error_event_after:
                         error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
                         self.wfile.write(_frame("error", error))

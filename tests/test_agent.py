@@ -168,24 +168,27 @@ def test_a_refusal_ends_the_turn_with_a_notice(api, settings_for):
     assert any(isinstance(e, Notice) and "declined" in e.text for e in events)
 
 
-def test_a_reply_cut_at_max_tokens_runs_no_tool_and_closes_the_call(api, settings_for):
+def test_calls_cut_at_max_tokens_run_no_tool_and_twice_in_a_row_end_the_turn(api, settings_for):
     api.script(
         answer("Writing", tool_use("store", {"key": "k", "value": "partial"}, id="cut1"), stop_reason="max_tokens"),
+        answer("Again", tool_use("store", {"key": "k", "value": "partial"}, id="cut2"), stop_reason="max_tokens"),
         answer("Next turn answer."),
     )
     agent, events = make_agent(api, settings_for)
     result = agent.run_turn("write a lot")
     assert result.is_error and result.stop_reason == "max_tokens" and calls == []
+    assert "output limit" in result.error and "2 times in a row" in result.error
     assert any(isinstance(e, Notice) and "output limit" in e.text for e in events)
-    assert agent.session.messages[-1]["content"][0]["tool_use_id"] == "cut1"
+    assert agent.session.messages[-1]["content"][0]["tool_use_id"] == "cut2"
     agent.run_turn("continue")
-    sent = api.message_requests[1]["messages"]
-    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    sent = api.message_requests[2]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
     assert [b["type"] for b in sent[-1]["content"]] == ["tool_result", "text"]
 
 
 def test_blocks_not_acted_on_go_back_unchanged_to_anthropic(api, settings_for):
     odd = {"type": "future_block", "payload": {"x": [1, 2]}, "note": "kept"}
+    api.other_blocks = True  # a block type the API added after these rules were written
     api.script(
         answer(thinking("Plan the lookup.", "sig-1"), odd, tool_use("lookup", {"key": "k"}, id="t1")), answer("Done.")
     )

@@ -154,13 +154,14 @@ def test_tools_asked_for_with_another_stop_reason_are_run(api, settings_for, sto
     assert api.message_requests[1]["messages"][-1]["content"][0]["tool_use_id"] == "t1"
 
 
-def test_tools_in_a_reply_cut_at_the_output_limit_are_not_run_and_the_model_is_told_why(api, settings_for):
-    api.script(answer(tool_use("lookup", {"key": "q"}, id="t1"), stop_reason="max_tokens"))
+def test_tools_in_a_reply_cut_at_the_output_limit_are_not_run_and_the_model_is_asked_again(api, settings_for):
+    api.script(answer(tool_use("lookup", {"key": "q"}, id="t1"), stop_reason="max_tokens"), answer("Sent again."))
     agent, events = make_agent(api, settings_for)
-    agent.run_turn("find q")
-    assert looked_up == []
-    result = agent.session.messages[-1]["content"][0]
-    assert result["is_error"] and "max_tokens" in result["content"]
+    result = agent.run_turn("find q")
+    assert looked_up == [] and result.text == "Sent again." and not result.is_error
+    told = api.message_requests[1]["messages"][-1]["content"][0]
+    assert told["tool_use_id"] == "t1" and told["is_error"]
+    assert "output limit" in told["content"] and "Send the call again" in told["content"]
     assert any("output limit" in n for n in notices(events))
 
 

@@ -5,7 +5,10 @@ as llama.cpp's send `message_start` late, with the first token, and can drop the
 a UTF-8 character, so a block's deltas may arrive for an index that never started. Everything that did arrive is
 kept: a missing `message_start` is rebuilt, a block is started by its first delta, usage is taken from whichever
 event carries it. What cannot be rebuilt (tool input with no tool name) makes the stream malformed, and a stream
-without its end is a cut one: both are retried by the caller.
+without its end is a cut one: both are retried by the caller. A tool's input is the concatenated `partial_json`
+text parsed strictly once its block ends: input that does not parse whole marks the call cut, whatever the
+stop reason says (the SDK's own helpers complete it with a partial-JSON parser, which is how a cut
+`rm -rf build/old` became `rm -rf build`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 from typing import Any
 
 from mini_agent.model.faults import StreamCut
+from mini_agent.model.wellformed import CUT_INPUT
 
 _IMPLIED_BLOCKS = {
     "text_delta": lambda: {"type": "text", "text": ""},
@@ -150,10 +154,7 @@ class StreamAssembly:
         try:
             block["input"] = json.loads(raw)
         except ValueError:
-            # Cut at the output limit mid-call: keep what parsed, as the SDK does; the call is not run.
-            from jiter import from_json
-
-            try:
-                block["input"] = from_json(raw.encode(), partial_mode="trailing-strings")
-            except ValueError as exc:
-                raise MalformedStream(f"tool input that is not JSON: {raw[:80]!r}") from exc
+            # Cut short (at the output limit, or by a gateway or server that still says `tool_use`): the call is
+            # kept as far as it arrived, never completed by guessing, and never run (replies.py).
+            block["input"] = {}
+            block[CUT_INPUT] = raw

@@ -20,6 +20,7 @@ from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
 from mini_agent.model.endpoints import family_of
 from mini_agent.model.faults import EndpointAnswer, backoff, classify
 from mini_agent.model.replies import Reply, Request, reply_from
+from mini_agent.model.wellformed import call_ids
 from mini_agent.settings import Settings
 
 DISCOVERY_WAIT = 8.0
@@ -182,12 +183,13 @@ class AnthropicProvider:
 
     def complete(self, request: Request, emit: Emit) -> Reply:
         body = request.body()
+        taken = frozenset(call_ids(request.messages))  # a reply's calls may not reuse the conversation's ids
         streaming = True
         attempt = 0
         fresh_connection_tried = False
         while True:
             try:
-                return self._stream(body, emit) if streaming else self._create(body, emit)
+                return self._stream(body, emit, taken) if streaming else self._create(body, emit, taken)
             except Exception as exc:
                 fault = classify(exc, self.settings.base_url, self.settings.model)
                 if fault.kind == "stale_connection" and not fresh_connection_tried:
@@ -205,20 +207,20 @@ class AnthropicProvider:
                 emit(ReplyDiscarded(self.settings.secret_set.mask(fault.message), attempt, delay))
                 self._sleep(delay)
 
-    def _stream(self, body: dict, emit: Emit) -> Reply:
+    def _stream(self, body: dict, emit: Emit, taken: frozenset[str]) -> Reply:
         self._announced.done = False
         stream = self.client().messages.create(**body, stream=True)
         self._sent(None)  # an SDK on its own HTTP client: the answer has begun, the model's latency follows
         with stream:
-            return self._read(stream.response, stream.raw_events, emit)
+            return self._read(stream.response, stream.raw_events, emit, taken)
 
-    def _create(self, body: dict, emit: Emit) -> Reply:
+    def _create(self, body: dict, emit: Emit, taken: frozenset[str]) -> Reply:
         import anthropic
 
         self._announced.done = False
         raw = self.client().messages.with_raw_response.create(**body)
         self._sent(None)
-        return self._read(raw.http_response, anthropic.Stream.raw_events, emit)
+        return self._read(raw.http_response, anthropic.Stream.raw_events, emit, taken)
 
     def _sent(self, request: Any) -> None:
         """`request`: the HTTP request about to go out (the shared client's hook), None after the SDK sent it."""
@@ -228,13 +230,13 @@ class AnthropicProvider:
             self._announced.done = True
             self.on_sent()
 
-    def _read(self, response: Any, raw_events: Callable[[Any], Any], emit: Emit) -> Reply:
+    def _read(self, response: Any, raw_events: Callable[[Any], Any], emit: Emit, taken: frozenset[str]) -> Reply:
         """A reply from whatever the endpoint sent: events (asked for or not) or a JSON body (an error some
         gateways send with status 200, or a whole message where events were due)."""
         if "json" in response.headers.get("content-type", "") or "event-stream" not in response.headers.get(
             "content-type", "event-stream"
         ):
-            return self._reply(_json_answer(response.read()), emit)
+            return self._reply(_json_answer(response.read()), emit, taken)
         from mini_agent.model.assembly import StreamAssembly
 
         assembly = StreamAssembly()
@@ -247,10 +249,10 @@ class AnthropicProvider:
                 if text:
                     emit(TextDelta(text))
         message, usage = assembly.message()
-        return reply_from(message, self.family, streamed_usage=usage or {})
+        return reply_from(message, self.family, streamed_usage=usage or {}, taken=taken)
 
-    def _reply(self, answer: dict, emit: Emit) -> Reply:
-        reply = reply_from(answer, self.family)
+    def _reply(self, answer: dict, emit: Emit, taken: frozenset[str]) -> Reply:
+        reply = reply_from(answer, self.family, taken=taken)
         for block in reply.message["content"]:
             if block.get("type") == "text":
                 emit(TextDelta(block["text"]))

@@ -92,6 +92,8 @@ def _classify(exc: BaseException, endpoint: str, model: str) -> Fault:
         if "Timeout" in type(exc).__name__:
             return Fault("timeout", f"The reply from {endpoint} stalled ({IDLE_HINT}).")
         return Fault("stream_cut", f"The reply stream from {endpoint} was cut off mid-way ({type(exc).__name__}).")
+    if isinstance(exc, UnicodeEncodeError):  # the request itself, not the reply: sending it again cannot help
+        return Fault("fatal", f"The request to {endpoint} could not be encoded ({exc.reason}): a mini-agent bug.")
     if isinstance(exc, (ValueError, KeyError, RuntimeError, AssertionError)):
         # The SDK could not make sense of what came back (bad JSON, events out of order): the same request
         # may well get a sound reply, so this is retried like a cut stream.

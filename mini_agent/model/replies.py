@@ -1,18 +1,20 @@
 """What one call to the model sends and gets back, and how a reply in any server's shape becomes a transcript entry.
 
 Compatible servers answer in shapes the API itself never sends: `content: null`, no `usage`, `stop_reason` null,
-thinking without a signature, whitespace-only text, block types of their own, lone surrogates in text. A reply is
-normalised here once, on receipt, so that what the transcript holds is what the endpoint will accept back.
+thinking without a signature, whitespace-only text, block types of their own, lone surrogates in text, tool calls
+cut short, with an input that is not an object or an id already used. A reply is normalised here once, on receipt
+(wellformed.py), so that what the transcript holds is what the endpoint will accept back, and a call that is not
+whole is never run: it is answered with an error that asks for it again.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mini_agent.model.endpoints import accepts_unknown_blocks, wants_thinking_back
 from mini_agent.model.usage import Usage
+from mini_agent.model.wellformed import CUT, CUT_INPUT, CUT_SIBLING, MAX_TOKENS, admit_calls, safe
 
 KNOWN_BLOCKS = frozenset(
     {
@@ -35,8 +37,8 @@ KNOWN_BLOCKS = frozenset(
     }
 )
 """Block types the Messages API defines and takes back in an assistant turn."""
-_NOT_RUN_STOPS = frozenset({"max_tokens", "refusal", "model_context_window_exceeded"})
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_NOT_RUN_STOPS = frozenset({"refusal", "model_context_window_exceeded"})
+"""Stops after which the reply's calls are not answered one by one: the turn ends (agent.py)."""
 _SDK_ONLY_FIELDS = frozenset({"parsed_output"})
 
 
@@ -69,19 +71,27 @@ class Reply:
     """False when the endpoint sent no input token count: the conversation's size is estimated instead."""
     dropped: tuple[str, ...] = ()
     """Block types received but kept out of the transcript, because the endpoint would reject them back."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Calls that must not run, by id, with the error result the model gets for each instead."""
+    cut: bool = False
+    """A call was cut short (its input did not arrive whole, or the reply reached the output limit): no call of
+    the reply runs, and the model is asked to send them again."""
 
     def runs_tools(self) -> bool:
-        """Whether the tool calls of this reply are to be run: the model asked for them and they are whole.
+        """Whether the tool calls of this reply are answered one by one (run, or refused as `refused` says).
 
-        Servers that end a reply holding tool calls with `end_turn` or `stop` still mean them; a reply cut at the
-        output limit may hold a call whose input is incomplete, and a refusal holds nothing to act on.
+        Servers that end a reply holding tool calls with `end_turn` or `stop` still mean them; a refusal holds
+        nothing to act on.
         """
         return self.stop_reason not in _NOT_RUN_STOPS
 
 
-def reply_from(message: dict, family: str, streamed_usage: dict | None = None) -> Reply:
+def reply_from(
+    message: dict, family: str, streamed_usage: dict | None = None, taken: frozenset[str] = frozenset()
+) -> Reply:
     """A Reply from a message in the API's JSON shape (from a stream, rebuilt, or a plain response), fit to go
-    back to an endpoint of `family` (what each family takes back: endpoints.py)."""
+    back to an endpoint of `family` (what each family takes back: endpoints.py) after the conversation whose
+    tool_use ids are `taken`."""
     blocks, dropped = [], []
     for block in message.get("content") or ():
         if not isinstance(block, dict):
@@ -91,13 +101,14 @@ def reply_from(message: dict, family: str, streamed_usage: dict | None = None) -
         if not _sendable(block, kind, family):
             dropped.append(str(kind))
             continue
-        blocks.append(_clean({k: v for k, v in block.items() if k not in _SDK_ONLY_FIELDS}))
+        blocks.append(safe({k: v for k, v in block.items() if k not in _SDK_ONLY_FIELDS}))
     usage_data = streamed_usage if streamed_usage is not None else message.get("usage")
     usage_data = usage_data if isinstance(usage_data, dict) else {}
     stop_reason = message.get("stop_reason")
     if stop_reason is None:
         # The API always says why it stopped; a server that does not means a finished reply.
         stop_reason = "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn"
+    refused, cut = _refusals(blocks, set(taken), stop_reason)
     details = message.get("stop_details")
     return Reply(
         message={"role": "assistant", "content": blocks},
@@ -106,6 +117,8 @@ def reply_from(message: dict, family: str, streamed_usage: dict | None = None) -
         stop_details=details if isinstance(details, dict) else None,
         usage_reported=_prompt_counted(usage_data),
         dropped=tuple(dropped),
+        refused=refused,
+        cut=cut,
     )
 
 
@@ -116,6 +129,24 @@ def _prompt_counted(usage: dict) -> bool:
     return isinstance(counts[0], int) and sum(count for count in counts if isinstance(count, int)) > 0
 
 
+def _refusals(blocks: list[dict], taken: set[str], stop_reason: str) -> tuple[dict[str, str], bool]:
+    """The calls of a reply that must not run and why; whether any was cut. Repairs the blocks in place."""
+    arrived = {id(block): block.pop(CUT_INPUT) for block in blocks if CUT_INPUT in block}
+    refused = admit_calls(blocks, taken)
+    calls = [block for block in blocks if block.get("type") == "tool_use"]
+    if arrived:
+        for call in calls:
+            raw = arrived.get(id(call))
+            if raw is None:
+                refused[call["id"]] = CUT_SIBLING
+            else:
+                start = raw if len(raw) <= 120 else f"{raw[:120]}..."
+                refused[call["id"]] = CUT.format(size=len(raw), start=start)
+    elif stop_reason == "max_tokens":
+        refused.update({call["id"]: MAX_TOKENS for call in calls})
+    return refused, bool(calls) and (bool(arrived) or stop_reason == "max_tokens")
+
+
 def _sendable(block: dict, kind: object, family: str) -> bool:
     if kind == "text":
         # The API rejects empty and whitespace-only text blocks, and they say nothing.
@@ -123,17 +154,6 @@ def _sendable(block: dict, kind: object, family: str) -> bool:
     if kind == "thinking":
         # Without its signature the API refuses a thinking block back; local servers send none.
         return bool(block.get("signature")) or wants_thinking_back(family)
-    if kind == "tool_use":
-        return isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
+    if kind == "tool_use":  # a missing or unusable id is replaced (wellformed.admit_calls)
+        return isinstance(block.get("name"), str)
     return kind in KNOWN_BLOCKS or (accepts_unknown_blocks(family) and isinstance(kind, str))
-
-
-def _clean(value: Any) -> Any:
-    """Lone surrogates (a `\\ud800` escape in JSON) become U+FFFD: no file, terminal or request could take them."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if not value.isascii() else value
-    if isinstance(value, dict):
-        return {key: _clean(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_clean(item) for item in value]
-    return value

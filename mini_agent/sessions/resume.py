@@ -2,7 +2,8 @@
 
 The log gives back the transcript, hints, instructions and usage (`Session.restore`). What the agent kept only
 in memory is rebuilt from it here: the context ledger (which blocks the model has already seen), the
-recent-activity lines and the size anchor of the last reply.
+recent-activity lines and the size anchor of the last reply. A conversation the API would reject back (as files
+written by older versions can hold) is repaired on the way (model/wellformed.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from mini_agent.context.blocks import P0, Ledger, is_injected
 from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.model.usage import Usage
+from mini_agent.model.wellformed import repair, safe
 from mini_agent.session import Session
 
 if TYPE_CHECKING:
@@ -35,6 +37,10 @@ def resume_into(agent: Agent, loaded: LoadedSession, writer: SessionWriter | Non
     from mini_agent.agent import RECENT_CALLS
 
     session = loaded.restore()
+    # A file written before the conversation was kept valid on the way in (lone surrogates, a call with an input
+    # that is not an object or an id used twice) is repaired here, so it can always be continued.
+    session.messages = repair(session.messages)
+    session.hints = safe(session.hints)
     if writer is not None:
         session.attach(writer.write)
     anchor = size_anchor(loaded.entries)

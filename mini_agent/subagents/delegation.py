@@ -109,6 +109,7 @@ class Delegation:
         result, stopped = None, None
         try:
             result = child.run_turn(brief(original, description, prompt), request=original)
+            stopped = result.error  # cut off, refused, or no answer at all: the parent must know
         except TurnAborted:
             stopped = "interrupted with Ctrl-C"
         except MiniAgentError as exc:

@@ -68,11 +68,13 @@ def run_once(
         )
     result: TurnResult | None = None
     error: str | None = None
+    told: str | None = None
     try:
         if settings.compact_first:
             agent.keeper.compact_now(agent.session, emit, settings.compact_focus)
         result = agent.run_turn(prompt, stdin)
         status = ExitStatus.ERROR if result.is_error else ExitStatus.DENIED if denials else ExitStatus.SUCCESS
+        told = result.error  # a turn that ended in no answer: its notice is already on stderr
     except MiniAgentError as exc:
         status, error = exc.exit_status, settings.secret_set.mask(str(exc))
     if sessions is not None:
@@ -80,7 +82,7 @@ def run_once(
         if warning:
             print(visible(f"mini-agent: {warning}"), file=err)
         sessions.close()
-    record = result_record(agent, result, error, status, steps, time.monotonic() - started, denials)
+    record = result_record(agent, result, error or told, status, steps, time.monotonic() - started, denials)
     if sessions is not None and sessions.writer_id:
         record["session_id"] = sessions.writer_id
     try:
