@@ -181,3 +181,38 @@ def test_without_a_terminal_a_private_fetch_is_refused_with_the_rule_that_would_
     last = done.stderr.decode().strip().splitlines()[-1]
     assert last.startswith("mini-agent: refused web_fetch(http://169.254.169.254/latest/meta-data/): ")
     assert last.endswith("to allow it: --allow 'web_fetch(169.254.169.254)'")
+
+
+def test_ordinary_work_in_auto_mode_runs_without_a_question(run_cli, api, repo, tmp_path):
+    """Edit, build, test and commit inside the project: the protections of the sandbox, the git guard, the
+    seccomp filter and the classifier must not cost ordinary work a single question."""
+    import subprocess
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (repo / "Makefile").write_text("build:\n\tmkdir -p build && cp src/app.py build/app.py\n")
+    (repo / "test_app.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
+    identity = "-c user.name=Agent -c user.email=agent@example.com"
+    steps = [
+        tool_use("read_file", {"path": "src/app.py"}),
+        tool_use("edit_file", {"path": "src/app.py", "old_string": "hello", "new_string": "hello, world"}),
+        tool_use("write_file", {"path": "src/util.py", "content": "VALUE = 1\n"}),
+        tool_use("bash", {"command": "make build"}),
+        tool_use("bash", {"command": "python3 -m pytest -q -p no:cacheprovider test_app.py"}),
+        tool_use("bash", {"command": "git checkout -q -b feature && git add -A"}),
+        tool_use("bash", {"command": f"git {identity} commit -qm 'Say hello to the world'"}),
+        tool_use("bash", {"command": "git log --oneline -1 && git status --short"}),
+    ]
+    api.script(*[answer(step) for step in steps], answer("Done."))
+    env = {"HOME": str(home)}
+    done = run_cli(["-p", "make the change", "--permission-mode", "auto", "--output-format", "json"], api, cwd=repo, env=env)
+    record = json.loads(done.stdout)
+    assert done.returncode == 0, (done.stderr, record)
+    assert record["permission_denials"] == []
+    for index in range(1, len(steps) + 1):
+        (result,) = results(api, index)
+        assert not result.get("is_error"), (steps[index - 1], result)
+    log = subprocess.run(["git", "log", "--format=%s", "-1", "feature"], cwd=repo, capture_output=True, text=True)
+    assert log.stdout.strip() == "Say hello to the world"
+    assert (repo / "build" / "app.py").read_text() == "print('hello, world')\n"
+    assert "!" not in done.stderr.decode().replace("!=", "")  # nothing to tell the human: ordinary work
