@@ -14,8 +14,16 @@ Imports nothing of the project outside this package.
 
 from mini_agent.undo.restore import RestoreResult, restore
 from mini_agent.undo.shadow import SnapshotError, project_root, store_for
-from mini_agent.undo.snapshots import IGNORED, Change, Skipped, Snapshots
-from mini_agent.undo.stack import Checkpoint, UndoReport, UndoStack, Unrecorded, undo_notice
+from mini_agent.undo.snapshots import IGNORED, Change, Skipped, Snapshots, project_snapshots
+from mini_agent.undo.stack import (
+    Checkpoint,
+    UndoReport,
+    UndoStack,
+    Unrecorded,
+    fully_undone,
+    report_lines,
+    undo_notice,
+)
 
 __all__ = [
     "IGNORED",
@@ -28,7 +36,10 @@ __all__ = [
     "UndoReport",
     "UndoStack",
     "Unrecorded",
+    "fully_undone",
     "project_root",
+    "project_snapshots",
+    "report_lines",
     "restore",
     "store_for",
     "undo_notice",

@@ -18,7 +18,17 @@ from pathlib import Path
 from typing import Literal
 
 from mini_agent.undo.modes import Modes
-from mini_agent.undo.shadow import GIT_TIMEOUT, REF, ZERO_OID, Entry, ShadowGit, SnapshotError, TooCostly
+from mini_agent.undo.shadow import (
+    GIT_TIMEOUT,
+    REF,
+    ZERO_OID,
+    Entry,
+    ShadowGit,
+    SnapshotError,
+    TooCostly,
+    project_root,
+    store_for,
+)
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """Larger files are left out of snapshots, so one log file or data dump cannot balloon the store."""
@@ -72,8 +82,13 @@ class Snapshots:
         max_file_bytes: int = MAX_FILE_BYTES,
         max_new_files: int = MAX_NEW_FILES,
         timeout: float = GIT_TIMEOUT,
+        private: tuple[Path, ...] = (),
     ) -> None:
+        """`private`: directories never snapshotted nor reported even when inside the work tree (the store
+        itself always is one): mini-agent's data directory, whose sessions and snapshots change every turn."""
         self.git = ShadowGit(work_tree, store, timeout)
+        self._private = private_prefixes(self.git.work_tree, (store, *private))
+        self._exclusions = tuple(f"--exclude=/{escape_pattern(prefix)}" for prefix in self._private)
         self.max_file_bytes = max_file_bytes
         self.max_new_files = max_new_files
         self.problem = ""
@@ -185,14 +200,14 @@ class Snapshots:
                 shutil.copy2(self.git.index, index)
             base, modes = self._base()  # read after the index copy: the index is never newer than its modes
             listings = [
-                ("ls-files", "-z", "--others", "--exclude-standard"),
+                ("ls-files", "-z", "--others", "--exclude-standard", *self._exclusions),
                 ("diff-files", "-z", "--name-only", "--no-renames"),  # stat-dirty too: a chmod, same content
-                ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"),
+                ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", *self._exclusions),
             ]
             if modes is None:
                 listings.append(("ls-files", "-z"))  # no modes to carry over: look at every file once
             untracked, dirty, ignored, *everything = self.git.run_together(*listings, index=index)
-            listed = sorted(set(filter(None, untracked.split(b"\0") + dirty.split(b"\0"))))
+            listed = sorted(set(self._public(untracked) + self._public(dirty)))
             add, remove, skipped, seen = self._sort_out(listed)
             if len(add) > self.max_new_files:
                 raise TooCostly(
@@ -258,6 +273,10 @@ class Snapshots:
                 remove.append(path)
         return add, remove, skipped, seen
 
+    def _public(self, listing: bytes) -> list[bytes]:
+        """The paths of a NUL-separated listing outside the private directories."""
+        return [path for path in listing.split(b"\0") if path and not path.startswith(self._private)]
+
     def _lstat(self, paths: list[bytes]) -> dict[str, os.stat_result | None]:
         root = os.fsencode(self.work_tree)
         seen: dict[str, os.stat_result | None] = {}
@@ -273,13 +292,36 @@ class Snapshots:
         added or removed directly in it, an ignored file's whenever it changed."""
         root = os.fsencode(self.work_tree)
         found = []
-        for path in filter(None, listing.split(b"\0")):
+        for path in self._public(listing):
             try:
                 info = os.lstat(os.path.join(root, path.rstrip(b"/")))
             except OSError:
                 continue
             found.append(Skipped(os.fsdecode(path), IGNORED, stamp_of(info)))
         return found
+
+
+def project_snapshots(data_dir: Path, cwd: Path) -> Snapshots:
+    """The snapshots of the project holding cwd, in its store under data_dir, which they leave out."""
+    root = project_root(Path(cwd))
+    return Snapshots(root, store_for(Path(data_dir), root), private=(Path(data_dir),))
+
+
+def private_prefixes(work_tree: Path, directories: tuple[Path, ...]) -> tuple[bytes, ...]:
+    """Each directory inside the work tree as a relative path ending in "/"."""
+    top = os.path.realpath(work_tree)
+    prefixes = []
+    for directory in directories:
+        real = os.path.realpath(directory)
+        if real != top and real.startswith(top.rstrip(os.sep) + os.sep):
+            prefixes.append(os.fsencode(os.path.relpath(real, top)) + b"/")
+    return tuple(prefixes)
+
+
+def escape_pattern(prefix: bytes) -> str:
+    """A path as a gitignore pattern that matches it literally."""
+    text = os.fsdecode(prefix)
+    return "".join("\\" + char if char in "\\*?[]!# " else char for char in text)
 
 
 def stamp_of(info: os.stat_result) -> str:

@@ -177,6 +177,35 @@ def undo_notice(report: UndoReport, how: str = "/undo") -> str:
     return "\n".join(lines)
 
 
+def report_lines(report: UndoReport) -> list[str]:
+    """What the user is told, line by line: each file restored, and each one not, with why."""
+    result = report.result
+    if result is None:
+        return [report.problem]
+    lines = [f"{change.kind} {shown(change.path)}: undone" for change in result.undone] or ["Nothing to restore."]
+    lines += [f"{shown(path)}: changed since the turn, left as it is" for path in result.conflicts]
+    lines += [f"{shown(path)}: could not be restored ({why})" for path, why in result.failed]
+    lines += [f"{shown(skip.path)}: not restored, not in the snapshots ({skip.why})" for skip in result.not_covered]
+    if report.problem:
+        lines.append(report.problem)
+    lines.append(f"{report.remaining} more turn(s) can be undone." if report.remaining else "Nothing more to undo.")
+    return lines
+
+
+def shown(path: str) -> str:
+    """A file name as one visible line: control, format and undecodable characters as escapes, so a name the
+    model chose can neither drive the terminal nor pass for another line of the report."""
+    return "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in path)
+
+
+def fully_undone(report: UndoReport) -> bool:
+    """Whether every change of the undone turns was reversed: nothing left alone, failed or uncovered."""
+    result = report.result
+    if result is None or report.problem:
+        return False
+    return not (result.conflicts or result.failed or result.not_covered)
+
+
 def _listing(items: Iterable[str]) -> str:
     items = list(items)
     shown = ", ".join(items[:NOTICE_PATHS])
