@@ -98,7 +98,7 @@ class Agent:
         self.delegated = Usage()
         """Tokens this turn's sub-agents used: they count in the turn's usage (subagents/ adds them)."""
         self.before_change: Callable[[], None] | None = None
-        """Called before each tool that may change files runs (write and exec tools): the undo snapshot."""
+        """Called before each tool that may change files runs (write, exec and MCP tools): the undo snapshot."""
         self.mcp = None
         """The session's MCP servers (an `mcp.manager.McpManager`) when any are configured, for /mcp."""
         self.hooks = NO_HOOKS

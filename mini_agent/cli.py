@@ -17,6 +17,7 @@ from mini_agent.cli_common import fail, settings_from
 from mini_agent.cli_inspect import register
 from mini_agent.cli_mcp import register as register_mcp
 from mini_agent.cli_server import register as register_server
+from mini_agent.cli_undo import register as register_undo
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
 from mini_agent.ui.terminal_text import visible
@@ -184,6 +185,7 @@ def run(
 register(app)  # permissions, check-command, config, sandbox
 register_mcp(app)  # mcp list|add|remove
 register_server(app)  # server status|start|stop
+register_undo(app)  # undo [--session ID] [--turns N] [--list]
 
 
 def _warn_bypass() -> None:

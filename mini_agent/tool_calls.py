@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from mini_agent.session import Session
 
 DEGRADED_AFTER = 3
+CHANGES_FILES = ("write", "exec", "mcp")
+"""Risks whose calls take the turn's undo snapshot first: an MCP tool not declared read-only may write files."""
 
 
 class ToolHost(Protocol):
@@ -143,7 +145,7 @@ class ToolCalls:
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:
-        if self.agent.before_change is not None and tool.risk in ("write", "exec"):
+        if self.agent.before_change is not None and tool.risk in CHANGES_FILES:
             self.agent.before_change()
         self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
         started = time.monotonic()

@@ -2,9 +2,10 @@
 streamable HTTP on loopback (`python mcp_server.py --http PORTFILE`, which binds a free port and writes it there).
 
 Tools: echo, add, image (a 1x1 PNG), fail (an is_error result), crash (the process exits), big (long text),
-lookup (read-only), and `calls` counting the calls this process served. With --require-header NAME=VALUE, HTTP
-requests without that header are refused with 401. With MCP_TEST_RECEIVED set to a file name, echo and lookup
-append every argument they receive to that file (what the server saw, for tests of what must never reach it).
+lookup (read-only), save (writes a file), and `calls` counting the calls this process served. With
+--require-header NAME=VALUE, HTTP requests without that header are refused with 401. With MCP_TEST_RECEIVED set to
+a file name, echo and lookup append every argument they receive to that file (what the server saw, for tests of
+what must never reach it).
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ def crash() -> str:
 def big(size: int) -> str:
     """Return `size` characters of text."""
     return "".join(chr(ord("a") + index % 26) for index in range(size))
+
+
+@server.tool()
+def save(path: str, text: str) -> str:
+    """Write text to a file (not read-only: it changes files)."""
+    with open(path, "w") as file:
+        file.write(text)
+    return f"saved {len(text)} characters"
 
 
 @server.tool()

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mini_agent.undo import (
+    IGNORED,
     Change,
     Checkpoint,
     RestoreResult,
@@ -48,7 +49,7 @@ def bash(cwd: Path, script: str) -> None:
 
 
 def files_in(root: Path, *, ignored: bool = True) -> dict[bytes, tuple]:
-    """Every file and symlink under root except .git: content or link target, and the executable bit."""
+    """Every file and symlink under root except .git: content or link target, and the permission bits."""
     state = {}
     top = os.fsencode(root)
     for directory, dirs, names in os.walk(top):
@@ -62,7 +63,7 @@ def files_in(root: Path, *, ignored: bool = True) -> dict[bytes, tuple]:
             if os.path.islink(full):
                 state[relative] = ("link", os.readlink(full))
             else:
-                state[relative] = ("file", Path(os.fsdecode(full)).read_bytes(), os.access(full, os.X_OK))
+                state[relative] = ("file", Path(os.fsdecode(full)).read_bytes(), oct(os.lstat(full).st_mode & 0o777))
     return state
 
 
@@ -367,7 +368,7 @@ def test_nested_repositories_are_left_alone(project, snapshots):
     git(nested, "init", "-q")
     (nested / "code.py").write_text("v1\n")
     before = snapshots.take()
-    assert [skip.path for skip in snapshots.skipped] == ["vendor/lib/"]
+    assert [skip.path for skip in snapshots.skipped if skip.why != IGNORED] == ["vendor/lib/"]
     (nested / "code.py").write_text("v2\n")
     (project / "a.py").write_text("changed\n")
     restore(snapshots, before, snapshots.take())
@@ -422,7 +423,7 @@ def test_undo_notice_names_what_happened():
         "content of a.py; deleted the new files new.txt; recreated the deleted files old.md.\n"
         "Left as they are, because the user changed them after your turn: b.py.\n"
         "Could not be restored: c.py (Permission denied).\n"
-        "Not covered by the undo (too large or nested repositories), so possibly still as you left them: big.bin.\n"
+        "Not covered by the undo (ignored, too large or nested repositories), so possibly still as you left them: big.bin.\n"
         "Do not redo those changes unless the user asks again; read files again before editing them."
     )
     assert undo_notice(UndoReport(problem="Nothing to undo")) == ""
@@ -452,13 +453,107 @@ def test_checkpoints_rebuild_the_stack_in_a_new_session(project, tmp_path):
     assert (project / "a.py").read_text() == "print('a')\n"
 
 
+def test_permission_bits_come_back_not_just_the_executable_bit(project, snapshots):
+    (project / "secret.txt").write_text("private\n")
+    (project / "secret.txt").chmod(0o600)
+    (project / "notes.txt").write_text("notes\n")
+    (project / "notes.txt").chmod(0o640)
+    (project / "tool.sh").write_text("echo\n")
+    (project / "tool.sh").chmod(0o700)
+    stack = UndoStack(snapshots)
+    stack.begin_turn()
+    stack.before_change()  # within the second the files were made: git alone would not see the chmods
+    bash(
+        project,
+        """
+        chmod 644 secret.txt
+        echo rewritten > tmp && chmod 666 tmp && mv tmp notes.txt
+        chmod 755 tool.sh
+        """,
+    )
+    checkpoint = stack.end_turn()
+    assert checkpoint is not None
+    (project / "keep.txt").chmod(0o600)  # the user's own change after the turn: not the turn's to undo
+
+    report = stack.undo()
+
+    assert report.result.conflicts == () and report.result.failed == ()
+    assert {change.path: change.kind for change in report.result.undone} == {
+        "secret.txt": "permissions",
+        "notes.txt": "modified",
+        "tool.sh": "permissions",
+    }
+    assert oct((project / "secret.txt").stat().st_mode & 0o777) == oct(0o600)
+    assert oct((project / "notes.txt").stat().st_mode & 0o777) == oct(0o640)
+    assert (project / "notes.txt").read_text() == "notes\n"
+    assert oct((project / "tool.sh").stat().st_mode & 0o777) == oct(0o700)
+    assert oct((project / "keep.txt").stat().st_mode & 0o777) == oct(0o600)
+    assert "restored the permissions of secret.txt, tool.sh" in undo_notice(report)
+
+
+def test_a_chmod_the_user_made_after_the_turn_is_a_conflict(project, snapshots):
+    (project / "secret.txt").write_text("private\n")
+    (project / "secret.txt").chmod(0o600)
+    before = snapshots.take()
+    (project / "secret.txt").chmod(0o644)
+    after = snapshots.take()
+    (project / "secret.txt").chmod(0o640)
+    result = restore(snapshots, before, after)
+    assert result.conflicts == ("secret.txt",)
+    assert oct((project / "secret.txt").stat().st_mode & 0o777) == oct(0o640)
+
+
+def test_ignored_files_a_turn_changed_are_reported_not_restored(project, snapshots):
+    stack = UndoStack(snapshots)
+    stack.begin_turn()
+    stack.before_change()
+    bash(project, "echo more >> server.log; mkdir build && echo out > build/out.bin; echo x > a.py")
+    stack.end_turn()
+
+    result = stack.undo().result
+
+    assert result.undone == (Change("a.py", "modified"),)
+    assert {(skip.path, skip.why) for skip in result.not_covered} == {("server.log", IGNORED), ("build/", IGNORED)}
+    assert (project / "server.log").read_text() == "started\nmore\n"  # left as the turn made it
+    assert "build/, server.log" in undo_notice(UndoReport(result)) or "server.log, build/" in undo_notice(
+        UndoReport(result)
+    )
+
+
+def test_several_turns_are_undone_at_once_newest_first(project, snapshots):
+    stack = UndoStack(snapshots)
+    for content in ("one\n", "two\n", "three\n"):
+        stack.begin_turn()
+        stack.before_change()
+        (project / "a.py").write_text(content)
+        (project / f"{content.strip()}.txt").write_text(content)
+        stack.end_turn()
+
+    report = stack.undo(2)
+
+    assert report.turns == 2 and report.remaining == 1
+    assert (project / "a.py").read_text() == "one\n"
+    assert (project / "one.txt").exists() and not (project / "two.txt").exists()
+    assert not (project / "three.txt").exists()
+    assert {change.path: change.kind for change in report.result.undone} == {
+        "a.py": "modified",
+        "two.txt": "added",
+        "three.txt": "added",
+    }
+    assert "your last 2 turns" in undo_notice(report)
+    assert stack.rewind(0).turns == 1
+    assert (project / "a.py").read_text() == "print('a')\n" and not (project / "one.txt").exists()
+    assert stack.undo().problem.startswith("Nothing to undo")
+
+
 # Random file operations on a small set of paths; *.log files are ignored and must survive untouched.
 PATHS = ["a", "a/inner", "b.txt", "d/c.txt", "d/e", "d/e/f.sh", "sp ace/ü.txt", "x.log", "d/y.log"]
+MODES = [0o600, 0o640, 0o644, 0o664, 0o700, 0o750, 0o755, 0o400]
 CONTENTS = st.sampled_from([b"", b"one\n", b"two\n", b"one\r\n", b"\x00\xff binary", b"three lines\n" * 3])
 OPERATIONS = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(PATHS), CONTENTS),
     st.tuples(st.just("delete"), st.sampled_from(PATHS)),
-    st.tuples(st.just("chmod"), st.sampled_from(PATHS), st.booleans()),
+    st.tuples(st.just("chmod"), st.sampled_from(PATHS), st.sampled_from(MODES)),
     st.tuples(st.just("symlink"), st.sampled_from(PATHS), st.sampled_from(["b.txt", "d", "nowhere"])),
     st.tuples(st.just("rename"), st.sampled_from(PATHS), st.sampled_from(PATHS)),
 )
@@ -480,7 +575,7 @@ def apply(root: Path, operation: tuple) -> None:
         elif kind == "delete":
             clear(path)
         elif kind == "chmod" and path.is_file() and not path.is_symlink():
-            path.chmod(0o755 if operation[2] else 0o644)
+            path.chmod(operation[2])
         elif kind == "rename":
             os.rename(path, root / operation[2])
     except OSError:
@@ -496,7 +591,13 @@ def clear(path: Path) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    initial=st.lists(st.tuples(st.just("write"), st.sampled_from(PATHS), CONTENTS), max_size=8),
+    initial=st.lists(
+        st.one_of(
+            st.tuples(st.just("write"), st.sampled_from(PATHS), CONTENTS),
+            st.tuples(st.just("chmod"), st.sampled_from(PATHS), st.sampled_from(MODES)),
+        ),
+        max_size=8,
+    ),
     turn=st.lists(OPERATIONS, min_size=1, max_size=10),
     with_git=st.booleans(),
 )

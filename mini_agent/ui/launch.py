@@ -77,7 +77,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
 
     from mini_agent.ui.lifecycle import SessionLifecycle
 
-    sessions = SessionLifecycle(settings, resume, undo=interactive)
+    # One-shot runs are undoable too (`mini-agent undo`, or /undo after --continue): the snapshot is taken before
+    # the first tool that may change files, never before the first request.
+    sessions = SessionLifecycle(settings, resume)
 
     def build(emit, confirm) -> Agent:
         # Imported here: the REPL builds its agent behind the first prompt, which must not wait for these.

@@ -113,23 +113,17 @@ class SessionLifecycle:
 
     def undo_last(self, agent) -> list[str]:
         """/undo: restore what the last turn changed and tell the model at the start of the next turn."""
-        from mini_agent.undo import undo_notice
+        from mini_agent.undo import report_lines, undo_notice
 
         report = self.undo.undo()
-        if report.result is None:
-            return [report.problem]
-        if self.writer is not None:
-            self.writer.write({"type": UNDONE})
-        agent.keeper.engine.gatherer.forget()  # the restored files may include AGENTS.md or memory.md
-        notice = undo_notice(report)
-        if notice:
-            agent.notes.append(system_hint("undo", notice))
-        result = report.result
-        lines = [f"{change.kind} {change.path}: undone" for change in result.undone] or ["Nothing to restore."]
-        lines += [f"{path}: changed since the turn, left as it is" for path in result.conflicts]
-        lines += [f"{path}: could not be restored ({why})" for path, why in result.failed]
-        lines.append(f"{report.remaining} more turn(s) can be undone." if report.remaining else "Nothing more to undo.")
-        return lines
+        if report.result is not None:
+            notice = undo_notice(report)
+            if self.writer is not None:
+                self.writer.write(undone_entry(report.turns, notice))
+            agent.keeper.engine.gatherer.forget()  # the restored files may include AGENTS.md or memory.md
+            if notice:
+                agent.notes.append(system_hint("undo", notice))
+        return report_lines(report)
 
     # ---- internals ------------------------------------------------------------------------------------------
 
@@ -156,6 +150,7 @@ class SessionLifecycle:
         from mini_agent.sessions import resume_into
 
         resume_into(agent, loaded, self.writer)
+        agent.notes += [system_hint("undo", notice) for notice in undo_notices_pending(loaded.entries)]
         return checkpoints_in(loaded.entries)
 
     def _new_file(self, agent) -> None:
@@ -165,24 +160,49 @@ class SessionLifecycle:
     def _start_undo(self, agent, checkpoints: list) -> None:
         if not self.with_undo:
             return
-        from mini_agent.undo import Snapshots, UndoStack, project_root, store_for
+        from mini_agent.undo import UndoStack, project_snapshots
 
-        root = project_root(Path(self.settings.cwd))
-        self.undo = UndoStack(Snapshots(root, store_for(self.settings.data_dir, root)), checkpoints)
+        self.undo = UndoStack(project_snapshots(self.settings.data_dir, Path(self.settings.cwd)), checkpoints)
         agent.before_change = self.undo.before_change
 
 
 def checkpoints_in(entries: list[dict]) -> list:
     """The undo stack a session's log describes: checkpoints pushed, undos popped."""
+    return [checkpoint for checkpoint, _prompt in undoable_turns(entries)]
+
+
+def undoable_turns(entries: list[dict]) -> list[tuple]:
+    """(checkpoint, the words typed for that turn) for each turn the log's undo stack still holds, oldest first."""
     from mini_agent.undo import Checkpoint
 
-    stack: list = []
+    stack: list[tuple] = []
+    prompt = ""
     for entry in entries:
-        if entry.get("type") == CHECKPOINT:
-            stack.append(Checkpoint(entry["before"], entry["after"]))
-        elif entry.get("type") == UNDONE and stack:
-            stack.pop()
+        if entry.get("type") == "message" and "typed" in entry:
+            prompt = entry["typed"]
+        elif entry.get("type") == CHECKPOINT:
+            stack.append((Checkpoint(entry["before"], entry["after"]), prompt))
+        elif entry.get("type") == UNDONE:
+            count = entry.get("turns", 1)
+            del stack[-(count if isinstance(count, int) and count > 0 else 1) :]
     return stack
+
+
+def undone_entry(turns: int, notice: str) -> dict:
+    """The log's record of an undo: how many turns it popped, and what the model is to be told of it."""
+    return {"type": UNDONE, "turns": turns, "notice": notice}
+
+
+def undo_notices_pending(entries: list[dict]) -> list[str]:
+    """What undos since the model last saw a message (`mini-agent undo`, or /undo just before quitting) left to
+    tell it."""
+    pending: list[str] = []
+    for entry in entries:
+        if entry.get("type") == "message":
+            pending = []
+        elif entry.get("type") == UNDONE and entry.get("notice"):
+            pending.append(entry["notice"])
+    return pending
 
 
 def listing(sessions) -> list[str]:

@@ -5,6 +5,7 @@ plain directories alike, without touching the project's own .git.
 
     shadow.py     the shadow repository and its git runs
     snapshots.py  taking a snapshot, and what differs between two
+    modes.py      the permission bits a snapshot records beside git's executable bit
     restore.py    putting files back as a snapshot had them
     stack.py      the per-turn undo stack
 
@@ -13,10 +14,19 @@ Imports nothing of the project outside this package.
 
 from mini_agent.undo.restore import RestoreResult, restore
 from mini_agent.undo.shadow import SnapshotError, project_root, store_for
-from mini_agent.undo.snapshots import Change, Skipped, Snapshots
-from mini_agent.undo.stack import Checkpoint, UndoReport, UndoStack, Unrecorded, undo_notice
+from mini_agent.undo.snapshots import IGNORED, Change, Skipped, Snapshots, project_snapshots
+from mini_agent.undo.stack import (
+    Checkpoint,
+    UndoReport,
+    UndoStack,
+    Unrecorded,
+    fully_undone,
+    report_lines,
+    undo_notice,
+)
 
 __all__ = [
+    "IGNORED",
     "Change",
     "Checkpoint",
     "RestoreResult",
@@ -26,7 +36,10 @@ __all__ = [
     "UndoReport",
     "UndoStack",
     "Unrecorded",
+    "fully_undone",
     "project_root",
+    "project_snapshots",
+    "report_lines",
     "restore",
     "store_for",
     "undo_notice",

@@ -15,8 +15,9 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mini_agent.undo.modes import PERMISSIONS
 from mini_agent.undo.shadow import Entry, ShadowGit, SnapshotError
-from mini_agent.undo.snapshots import Change, Delta, Skipped, covered_by
+from mini_agent.undo.snapshots import Change, Delta, Skipped, covered_by, unsnapshotted
 
 if TYPE_CHECKING:
     from mini_agent.undo.snapshots import Snapshots
@@ -42,7 +43,7 @@ def restore(snapshots: Snapshots, before: str, after: str, *, force: bool = Fals
     if now is None:
         raise SnapshotError(f"cannot check the files' current state: {snapshots.problem}")
     since_turn = {delta.path: delta.new for delta in snapshots.deltas(after, now, covered_only=False)}
-    unsure = {skip.path for skip in snapshots.skipped_in(now)}
+    unsure = unsnapshotted(snapshots.skipped_in(now))
     undone: list[Change] = []
     conflicts: list[str] = []
     plan: list[Delta] = []
@@ -61,6 +62,7 @@ def restore(snapshots: Snapshots, before: str, after: str, *, force: bool = Fals
             conflicts.append(delta.change.path)
     blobs = read_blobs(snapshots.git, [delta.old.oid for delta in plan if delta.old is not None])
     root = os.fsencode(os.path.realpath(snapshots.work_tree))
+    modes = snapshots.modes_in(before)
     failed: list[tuple[str, str]] = []
     # Removals first: a file being restored may need the place a directory the turn created now holds.
     for delta in sorted(plan, key=lambda delta: delta.old is not None):
@@ -69,11 +71,29 @@ def restore(snapshots: Snapshots, before: str, after: str, *, force: bool = Fals
             if delta.old is None:
                 remove(root, delta.path)
             else:
-                write(root, delta.path, delta.old, blobs[delta.old.oid])
+                mode = modes.of(os.fsdecode(delta.path), delta.old.executable) if modes is not None else None
+                write(root, delta.path, delta.old, blobs[delta.old.oid], mode)
         except OSError as error:
             failed.append((delta.change.path, error.strerror or str(error)))
         else:
             undone.append(delta.change)
+    for path, was, then in snapshots.mode_changes(before, after):
+        change = Change(os.fsdecode(path), "permissions")
+        try:
+            refuse_symlinked_parent(root, path)
+            info = os.lstat(os.path.join(root, path))
+            current = info.st_mode & PERMISSIONS if stat.S_ISREG(info.st_mode) else None
+            if current == was:
+                undone.append(change)
+            elif current == then or (force and current is not None):
+                os.chmod(os.path.join(root, path), was)
+                undone.append(change)
+            else:
+                conflicts.append(change.path)
+        except FileNotFoundError:
+            conflicts.append(change.path)
+        except OSError as error:
+            failed.append((change.path, error.strerror or str(error)))
     return RestoreResult(
         tuple(sorted(undone, key=lambda change: change.path)),
         tuple(conflicts),
@@ -123,8 +143,9 @@ def remove(root: bytes, path: bytes) -> None:
         parent = os.path.dirname(parent)
 
 
-def write(root: bytes, path: bytes, entry: Entry, data: bytes) -> None:
-    """Replace the file at path with the snapshot's content and executable bit, atomically."""
+def write(root: bytes, path: bytes, entry: Entry, data: bytes, mode: int | None = None) -> None:
+    """Replace the file at path with the snapshot's content and mode, atomically; with no mode recorded (an
+    older snapshot), the executable bit on the permissions the file has now."""
     target = os.path.join(root, path)
     parent = os.path.dirname(target)
     os.makedirs(parent, exist_ok=True)
@@ -138,7 +159,7 @@ def write(root: bytes, path: bytes, entry: Entry, data: bytes) -> None:
             with os.fdopen(descriptor, "wb") as out:
                 out.write(data)
                 base = kept if kept is not None else os.fstat(descriptor).st_mode & 0o777
-                os.fchmod(descriptor, with_executable_bit(base, entry.executable))
+                os.fchmod(descriptor, mode if mode is not None else with_executable_bit(base, entry.executable))
         if os.path.isdir(target) and not os.path.islink(target):
             os.rmdir(target)  # empty, so invisible to git; one with (ignored) files in it fails here, reported
         os.replace(temp, target)
@@ -169,4 +190,10 @@ def changed_but_left_out(before: tuple[Skipped, ...], after: tuple[Skipped, ...]
     earlier = {skip.path: skip for skip in before}
     later = {skip.path: skip for skip in after}
     changed = [skip for skip in after if earlier.get(skip.path) != skip]
-    return tuple(changed + [skip for skip in before if skip.path not in later])
+    # An ignored directory listed whole, then file by file once it holds a file that is not ignored, is not gone.
+    gone = [
+        skip
+        for skip in before
+        if skip.path not in later and not (skip.path.endswith("/") and any(p.startswith(skip.path) for p in later))
+    ]
+    return tuple(changed + gone)

@@ -101,29 +101,53 @@ class ShadowGit:
 
     def run(self, *args: str, input: bytes = b"", index: Path | None = None) -> bytes:
         """git's stdout; SnapshotError with git's message when it fails, is missing or takes too long."""
-        if self._git is None:
-            raise SnapshotError("git is not installed (not found on PATH)")
-        command = [self._git]
-        for option in self._options:
-            command += ["-c", option]
-        env = {**self._env, "GIT_INDEX_FILE": str(index or self.index)}
         try:
             done = subprocess.run(
-                command + list(args),
-                input=input,
-                capture_output=True,
-                env=env,
-                cwd=self.work_tree,
+                self._command(args), input=input, capture_output=True, env=self._env_for(index), cwd=self.work_tree,
                 timeout=self.timeout,
             )
         except subprocess.TimeoutExpired:
             raise TooCostly(f"git {args[0]} took longer than {self.timeout:.0f} s") from None
         except OSError as error:
             raise SnapshotError(f"git {args[0]} could not start: {error}") from None
-        if done.returncode != 0:
-            message = done.stderr.decode(errors="replace").strip().splitlines()
-            raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else f'exit {done.returncode}'}")
-        return done.stdout
+        return _output(args, done.returncode, done.stdout, done.stderr)
+
+    def run_together(self, *commands: tuple[str, ...], index: Path | None = None) -> list[bytes]:
+        """The stdout of each command, run side by side: listings that each walk the tree overlap."""
+        started: list[tuple[tuple[str, ...], subprocess.Popen]] = []
+        try:
+            for args in commands:
+                process = subprocess.Popen(
+                    self._command(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    env=self._env_for(index), cwd=self.work_tree,
+                )
+                started.append((args, process))
+            outputs = []
+            for args, process in started:
+                try:
+                    out, err = process.communicate(timeout=self.timeout)
+                except subprocess.TimeoutExpired:
+                    raise TooCostly(f"git {args[0]} took longer than {self.timeout:.0f} s") from None
+                outputs.append(_output(args, process.returncode, out, err))
+            return outputs
+        except OSError as error:
+            raise SnapshotError(f"git {commands[len(started)][0]} could not start: {error}") from None
+        finally:
+            for _args, process in started:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+
+    def _command(self, args: tuple[str, ...]) -> list[str]:
+        if self._git is None:
+            raise SnapshotError("git is not installed (not found on PATH)")
+        command = [self._git]
+        for option in self._options:
+            command += ["-c", option]
+        return command + list(args)
+
+    def _env_for(self, index: Path | None) -> dict[str, str]:
+        return {**self._env, "GIT_INDEX_FILE": str(index or self.index)}
 
     def ensure_store(self) -> None:
         """Create the bare store on first use; idempotent, and safe when two sessions start together."""
@@ -152,6 +176,13 @@ class ShadowGit:
             attributes.parent.mkdir(exist_ok=True)
             attributes.write_bytes(_ATTRIBUTES)
         self._ready = True
+
+
+def _output(args: tuple[str, ...], returncode: int, stdout: bytes, stderr: bytes) -> bytes:
+    if returncode != 0:
+        message = stderr.decode(errors="replace").strip().splitlines()
+        raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else f'exit {returncode}'}")
+    return stdout
 
 
 def project_excludes(work_tree: Path) -> Path | None:

@@ -46,6 +46,8 @@ class UndoReport:
     """Why nothing was restored, in words for the user."""
     remaining: int = 0
     """Turns that can still be undone after this one."""
+    turns: int = 0
+    """How many turns were undone."""
 
 
 class UndoStack:
@@ -91,24 +93,56 @@ class UndoStack:
         self._turns.append(checkpoint)
         return checkpoint
 
-    def undo(self, *, force: bool = False) -> UndoReport:
-        """Restore the files of the last turn that changed any and forget that turn; repeat to go further back."""
-        if not self._turns:
+    def undo(self, count: int = 1, *, force: bool = False) -> UndoReport:
+        """Restore the files of the last `count` turns that changed any and forget those turns."""
+        return self.rewind(max(0, len(self._turns) - max(1, count)), force=force)
+
+    def rewind(self, keep: int, *, force: bool = False) -> UndoReport:
+        """Put the files back as they were before turn `keep` of this stack (0 is its oldest) and forget that
+        turn and every later one: each is undone in turn, newest first, so a file the user changed between
+        turns is a conflict left alone, not silently overwritten. Stops at a turn that cannot be undone."""
+        if keep >= len(self._turns):
             return UndoReport(problem="Nothing to undo: no turn of this session changed files.")
-        turn = self._turns.pop()
-        if isinstance(turn, Unrecorded):
-            return UndoReport(
-                problem=f"The last turn that ran tools cannot be undone: {turn.problem}.", remaining=len(self._turns)
-            )
-        try:
-            result = restore(self.snapshots, turn.before, turn.after, force=force)
-        except SnapshotError as error:
-            self._turns.append(turn)  # nothing was written: the user can try again
-            return UndoReport(problem=f"Undo failed, no file was changed: {error}.", remaining=len(self._turns))
-        return UndoReport(result, remaining=len(self._turns))
+        results: list[RestoreResult] = []
+        problem = ""
+        while len(self._turns) > keep:
+            turn = self._turns[-1]
+            if isinstance(turn, Unrecorded):
+                if not results:
+                    self._turns.pop()  # reported once; the next undo goes on with the turn before it
+                problem = f"The last turn that ran tools cannot be undone: {turn.problem}."
+                if results:
+                    problem = f"Stopped at a turn that cannot be undone: {turn.problem}."
+                break
+            try:
+                results.append(restore(self.snapshots, turn.before, turn.after, force=force))
+            except SnapshotError as error:
+                problem = f"Undo failed, no file of that turn was changed: {error}."  # the turn stays: try again
+                break
+            self._turns.pop()
+        result = merged(results) if results else None
+        return UndoReport(result, problem, remaining=len(self._turns), turns=len(results))
 
 
-def undo_notice(report: UndoReport) -> str:
+def merged(results: list[RestoreResult]) -> RestoreResult:
+    """Several turns' restores, newest first, as one: a path is listed once, as the oldest turn found it."""
+
+    def unique(items, key):
+        found = {}
+        for item in items:
+            found[key(item)] = item  # later (older turns) win
+        return tuple(sorted(found.values(), key=key))
+
+    conflicts = tuple(dict.fromkeys(path for result in results for path in result.conflicts))
+    return RestoreResult(
+        unique((change for result in results for change in result.undone), lambda change: change.path),
+        conflicts,
+        unique((item for result in results for item in result.failed), lambda item: item[0]),
+        unique((skip for result in results for skip in result.not_covered), lambda skip: skip.path),
+    )
+
+
+def undo_notice(report: UndoReport, how: str = "/undo") -> str:
     """What the model is told at the start of the next turn; empty when the undo restored nothing."""
     result = report.result
     if result is None or not (result.undone or result.conflicts or result.failed):
@@ -117,14 +151,16 @@ def undo_notice(report: UndoReport) -> str:
         "modified": "restored the earlier content of",
         "added": "deleted the new files",
         "deleted": "recreated the deleted files",
+        "permissions": "restored the permissions of",
     }
     parts = []
     for kind, verb in by_kind.items():
         paths = [change.path for change in result.undone if change.kind == kind]
         if paths:
             parts.append(f"{verb} {_listing(paths)}")
+    turns = "turn" if report.turns <= 1 else f"{report.turns} turns"
     lines = [
-        "The user undid the file changes of your last turn that changed files (/undo)"
+        f"The user undid the file changes of your last {turns} that changed files ({how})"
         + (": " + "; ".join(parts) + "." if parts else ".")
     ]
     if result.conflicts:
@@ -133,12 +169,41 @@ def undo_notice(report: UndoReport) -> str:
         lines.append("Could not be restored: " + _listing([f"{path} ({why})" for path, why in result.failed]) + ".")
     if result.not_covered:
         lines.append(
-            "Not covered by the undo (too large or nested repositories), so possibly still as you left them: "
+            "Not covered by the undo (ignored, too large or nested repositories), so possibly still as you left them: "
             + _listing([skip.path for skip in result.not_covered])
             + "."
         )
     lines.append("Do not redo those changes unless the user asks again; read files again before editing them.")
     return "\n".join(lines)
+
+
+def report_lines(report: UndoReport) -> list[str]:
+    """What the user is told, line by line: each file restored, and each one not, with why."""
+    result = report.result
+    if result is None:
+        return [report.problem]
+    lines = [f"{change.kind} {shown(change.path)}: undone" for change in result.undone] or ["Nothing to restore."]
+    lines += [f"{shown(path)}: changed since the turn, left as it is" for path in result.conflicts]
+    lines += [f"{shown(path)}: could not be restored ({why})" for path, why in result.failed]
+    lines += [f"{shown(skip.path)}: not restored, not in the snapshots ({skip.why})" for skip in result.not_covered]
+    if report.problem:
+        lines.append(report.problem)
+    lines.append(f"{report.remaining} more turn(s) can be undone." if report.remaining else "Nothing more to undo.")
+    return lines
+
+
+def shown(path: str) -> str:
+    """A file name as one visible line: control, format and undecodable characters as escapes, so a name the
+    model chose can neither drive the terminal nor pass for another line of the report."""
+    return "".join(char if char.isprintable() else f"\\u{ord(char):04x}" for char in path)
+
+
+def fully_undone(report: UndoReport) -> bool:
+    """Whether every change of the undone turns was reversed: nothing left alone, failed or uncovered."""
+    result = report.result
+    if result is None or report.problem:
+        return False
+    return not (result.conflicts or result.failed or result.not_covered)
 
 
 def _listing(items: Iterable[str]) -> str:
