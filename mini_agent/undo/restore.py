@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.undo.modes import PERMISSIONS
@@ -129,53 +130,81 @@ def refuse_symlinked_parent(root: bytes, path: bytes) -> None:
 
 
 def remove(root: bytes, path: bytes) -> None:
-    """Delete a file the turn added, then the directories that are left empty by that."""
+    """Delete a file the turn added, then the directories that are left empty by that; each step inside a directory
+    reached from the project root without following a symlink, so a link swapped in meanwhile leads nowhere."""
     try:
-        os.unlink(os.path.join(root, path))
+        directory, name = _parent(root, path, create=False)
+    except FileNotFoundError:
+        return
+    try:
+        os.unlink(name, dir_fd=directory)
     except FileNotFoundError:
         pass
+    finally:
+        os.close(directory)
     parent = os.path.dirname(path)
     while parent:
         try:
-            os.rmdir(os.path.join(root, parent))
+            directory, name = _parent(root, parent, create=False)
         except OSError:
             return
+        try:
+            os.rmdir(name, dir_fd=directory)
+        except OSError:
+            return
+        finally:
+            os.close(directory)
         parent = os.path.dirname(parent)
 
 
 def write(root: bytes, path: bytes, entry: Entry, data: bytes, mode: int | None = None) -> None:
     """Replace the file at path with the snapshot's content and mode, atomically; with no mode recorded (an
-    older snapshot), the executable bit on the permissions the file has now."""
-    target = os.path.join(root, path)
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    temp = os.path.join(parent, _TEMP_PREFIX + os.urandom(6).hex().encode())
+    older snapshot), the executable bit on the permissions the file has now. Written inside a descriptor of its
+    directory, reached from the project root without following a symlink (the file tools' way, tools/_exact.py):
+    a directory swapped for a link to outside the project between the check and the write is refused."""
+    directory, name = _parent(root, path, create=True)
+    temp = _TEMP_PREFIX + os.urandom(6).hex().encode()
     try:
         if entry.symlink:
-            os.symlink(data, temp)
+            os.symlink(data, temp, dir_fd=directory)
         else:
-            kept = permissions_of(target)
-            descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            kept = _permissions_in(directory, name)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+            descriptor = os.open(temp, flags, 0o666, dir_fd=directory)
             with os.fdopen(descriptor, "wb") as out:
                 out.write(data)
                 base = kept if kept is not None else os.fstat(descriptor).st_mode & 0o777
                 os.fchmod(descriptor, mode if mode is not None else with_executable_bit(base, entry.executable))
-        if os.path.isdir(target) and not os.path.islink(target):
-            os.rmdir(target)  # empty, so invisible to git; one with (ignored) files in it fails here, reported
-        os.replace(temp, target)
+        try:
+            info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            os.rmdir(name, dir_fd=directory)  # empty, so invisible to git; one with (ignored) files fails, reported
+        os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
     except BaseException:
         try:
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=directory)
         except FileNotFoundError:
             pass
         raise
+    finally:
+        os.close(directory)
 
 
-def permissions_of(target: bytes) -> int | None:
-    """The permission bits of the regular file now at target, so a restore does not widen a private file."""
+def _parent(root: bytes, path: bytes, create: bool) -> tuple[int, bytes]:
+    """A descriptor of `path`'s directory and its name there. The root is the user's project, resolved once; below
+    it no symlink is followed (ELOOP / ENOTDIR if one was swapped in)."""
+    from mini_agent.tools._exact import open_directory
+
+    parent = Path(os.fsdecode(os.path.realpath(root))) / os.fsdecode(os.path.dirname(path))
+    return open_directory(parent, create=create), os.path.basename(path)
+
+
+def _permissions_in(directory: int, name: bytes) -> int | None:
     try:
-        info = os.lstat(target)
-    except (FileNotFoundError, NotADirectoryError):
+        info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
         return None
     return info.st_mode & 0o777 if stat.S_ISREG(info.st_mode) else None
 
