@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from mini_agent.safety.installation import inside_installation
+
 # Files a shell reads at start-up: writing them runs code in the user's next terminal.
 SHELL_STARTUP = (
     ".bashrc",
@@ -186,6 +188,8 @@ class Workspace:
         for system in SYSTEM_ROOTS:
             if within(path, Path(system)):
                 return f"it is a system file under {system}"
+        if inside_installation(path):
+            return "it is in mini-agent's own installation, whose code runs at mini-agent's next start"
         return None
 
     def where(self, path: Path) -> str | None:

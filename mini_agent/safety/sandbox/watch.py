@@ -33,6 +33,11 @@ def changed(before: dict[Path, Fingerprint]) -> tuple[Path, ...]:
     return tuple(path for path, seen in before.items() if _look(path, depth=2) != seen)
 
 
+def look(path: Path, depth: int = 2) -> Fingerprint:
+    """What one path looks like now, with a directory's entries `depth` levels deep."""
+    return _look(path, depth)
+
+
 def _look(path: Path, depth: int) -> Fingerprint:
     try:
         info = os.lstat(path)
