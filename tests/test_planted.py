@@ -129,6 +129,12 @@ def test_a_projects_mode_cannot_loosen_the_users_plan_mode(tmp_path):
     assert any("cannot loosen" in notice for notice in resolved.notices)
 
 
+def _landlock() -> bool:
+    from mini_agent.safety.sandbox.landlock import abi_version
+
+    return abi_version() > 0
+
+
 # ---- the installation inside the project ---------------------------------------------------------------------
 
 
@@ -147,7 +153,7 @@ def venv_project(tmp_path):
     return project, venv, site_packages
 
 
-def run_from(venv: Path, api, project: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def run_from(venv: Path, api, project: Path, tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
     env.update(
         ANTHROPIC_BASE_URL=api.url,
@@ -156,6 +162,7 @@ def run_from(venv: Path, api, project: Path, tmp_path: Path, *args: str) -> subp
         MINI_AGENT_NO_SERVER="1",
         MINI_AGENT_HOME=str(tmp_path / "mini-agent-home"),
         NO_COLOR="1",
+        **extra,
     )
     return subprocess.run(
         [str(venv / "bin" / "python"), "-m", "mini_agent", *args],
@@ -192,6 +199,21 @@ def test_a_command_cannot_plant_a_pth_in_the_venv_mini_agent_runs_from(api, venv
     assert wrote["is_error"] and "installation" in wrote["content"]
 
 
+@pytest.mark.skipif(not _landlock(), reason="no Landlock in this kernel")
+@pytest.mark.e2e
+def test_under_landlock_a_pth_planted_in_the_venv_is_told_on_the_terminal(api, venv_project, tmp_path):
+    """Landlock cannot keep a path read-only inside the writable project (README, Limits): the human hears of the
+    change before the next start would run it."""
+    project, venv, site_packages = venv_project
+    (project / "setup.sh").write_text(f"echo 'import os' > {site_packages.relative_to(project)}/evil.pth\n")
+    api.script(answer(tool_use("bash", {"command": "sh setup.sh"})), answer("Set up."))
+    done = run_from(venv, api, project, tmp_path, "-p", "set up", "--yes", MINI_AGENT_SANDBOX="landlock")
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert (site_packages / "evil.pth").exists()
+    assert "mini-agent's own installation" in err and "check it before you run mini-agent again" in err
+
+
 @needs_sandbox
 @pytest.mark.e2e
 def test_in_the_repl_a_command_planted_mid_session_is_told_and_asks_before_its_rules_apply(api, tmp_path):
@@ -222,3 +244,18 @@ def test_in_the_repl_a_command_planted_mid_session_is_told_and_asks_before_its_r
     child.sendcontrol("d")
     assert finish(child) == 0
     assert (tmp_path / "made.txt").exists()
+
+
+def test_the_trust_file_and_the_users_commands_are_protected_even_inside_the_project(api, settings_for, tmp_path):
+    """Trusting is the human's: a model that could write trust.json (a data directory inside the project) or a
+    command of the user's (which may vouch for risky calls) would trust for itself."""
+    from support import scripted_agent
+
+    from mini_agent.safety.permissions import Ask, ToolCall, check
+
+    home = tmp_path / "agent-home"
+    agent = scripted_agent(settings_for(api, user_dir=home, data_dir=home))
+    for path in (home / "trust.json", home / "commands" / "x.md", tmp_path / "fine.txt"):
+        call = ToolCall("write_file", "write", {"path": str(path), "content": "x"})
+        verdict = check(call, "accept-edits", agent.gate.rules, agent.gate.workspace())
+        assert isinstance(verdict, Ask) == (path.name != "fine.txt"), (path, verdict)

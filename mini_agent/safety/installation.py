@@ -40,12 +40,41 @@ def inside_installation(path: Path) -> Path | None:
     return next((place for place in installation() if path == place or place in path.parents), None)
 
 
-def watched() -> tuple[tuple[Path, int], ...]:
-    """What to look at for a change, with how many directory levels deep: each site-packages' entries (a new
-    `.pth`), a prefix's entries (`pyvenv.cfg`) and its `bin/` (the scripts that start mini-agent)."""
-    places: list[tuple[Path, int]] = []
+STARTUP_FILES = ("sitecustomize.py", "usercustomize.py", "pyvenv.cfg")
+"""Besides `*.pth`, what Python reads from a site directory or a prefix at every start."""
+
+
+def watched() -> tuple[Path, ...]:
+    """The directories whose start-up files are looked at for a change: the prefix and its `bin/` (the scripts
+    that start mini-agent), each site-packages. Not a virtualenv's base interpreter: rarely inside a project, and
+    its many entries would make every look slower."""
+    base = {Path(os.path.realpath(p)) for p in (sys.base_prefix, sys.base_exec_prefix)} - {
+        Path(os.path.realpath(sys.prefix))
+    }
+    places: list[Path] = []
     for place in installation():
-        places.append((place, 1))
+        if place in base:
+            continue
+        places.append(place)
         if (place / "bin").is_dir():
-            places.append((place / "bin", 1))
+            places.append(place / "bin")
     return tuple(places)
+
+
+def startup_state(directory: Path) -> tuple | None:
+    """What in one directory runs at the next start, as identities: in a site-packages the `.pth` files and
+    `*customize.py`, in a prefix `pyvenv.cfg`, in `bin/` every script; and the directory's own (an entry added,
+    renamed or gone). A few `lstat`s: this runs around every call that may change files."""
+    every = directory.name == "bin"
+    try:
+        own = os.lstat(directory)
+        with os.scandir(directory) as entries:
+            files = [
+                (entry.name, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+                for entry in entries
+                if every or entry.name.endswith(".pth") or entry.name in STARTUP_FILES
+                for stat in (entry.stat(follow_symlinks=False),)
+            ]
+    except OSError:
+        return None
+    return (own.st_ino, own.st_mtime_ns, tuple(sorted(files)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mini_agent.config_files import project_dirs
-from mini_agent.safety.installation import inside_installation, watched
+from mini_agent.safety.installation import inside_installation, startup_state, watched
 from mini_agent.safety.sandbox.watch import Fingerprint, look
 
 PROJECT_PLACES = ((".mini-agent", 3), (".mcp.json", 0), (".claude/commands", 3))
@@ -23,14 +23,17 @@ class PlantedWatch:
     """The protected places of one session, seen from its working directory."""
 
     def __init__(self, root: Path) -> None:
-        project = [(directory / name, depth) for directory in project_dirs(root) for name, depth in PROJECT_PLACES]
-        self.places = (*project, *watched())
+        self.places = [(directory / name, depth) for directory in project_dirs(root) for name, depth in PROJECT_PLACES]
+        self.installed = watched()
 
     def look(self) -> dict[Path, Fingerprint]:
-        return {path: look(path, depth) for path, depth in self.places}
+        seen = {path: look(path, depth) for path, depth in self.places}
+        seen.update((directory, startup_state(directory)) for directory in self.installed)
+        return seen
 
     def changed(self, before: dict[Path, Fingerprint]) -> list[Path]:
-        return [path for path, depth in self.places if look(path, depth) != before.get(path)]
+        now = self.look()
+        return [path for path, seen in now.items() if before.get(path) != seen]
 
     def notices(self, before: dict[Path, Fingerprint]) -> list[str]:
         return notices(self.changed(before))

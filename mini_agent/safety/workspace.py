@@ -111,7 +111,8 @@ class Workspace:
     scratch: tuple[Path, ...] = ()
     """Directories that count as inside too: the system's temporary directory."""
     config_files: tuple[Path, ...] = ()
-    """The agent's own configuration: it must not grant itself permissions by editing them."""
+    """The agent's own configuration: it must not grant itself permissions by editing them. A directory here
+    counts with everything below it (the user directory's commands, the data directory's trust file)."""
     session_started: float = PROCESS_STARTED
     """When the session began (epoch seconds): a file whose ctime is later was written or changed during it,
     so running it runs code the agent wrote (ctime cannot be set back by `touch -d`)."""
@@ -171,7 +172,7 @@ class Workspace:
         if str(path) in HARMLESS_DEVICES:
             return None
         parts = path.parts
-        if path in self.config_files or ".mini-agent" in parts:
+        if any(within(path, place) for place in self.config_files) or ".mini-agent" in parts:
             return "it is the agent's own configuration"
         if path.name == ".mcp.json" or any(parts[i : i + 2] == (".claude", "commands") for i in range(len(parts))):
             # what the user runs later: MCP servers' commands, slash commands with their allowed-tools
