@@ -108,6 +108,11 @@ def run(
     trust_project_hooks: bool = typer.Option(
         False, "--trust-project-hooks", help="Run the project's hooks ([[hooks.*]] in its config) without asking."
     ),
+    trust_project_rules: bool = typer.Option(
+        False,
+        "--trust-project-rules",
+        help="Obey the allow rules of the project's config and its commands' allowed-tools without asking.",
+    ),
     show_prompt: bool = typer.Option(
         False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."
     ),
@@ -146,6 +151,7 @@ def run(
             compact_first=compact or None,
             trust_project_mcp=trust_project_mcp or None,
             trust_project_hooks=trust_project_hooks or None,
+            trust_project_rules=trust_project_rules or None,
         )
         if settings.permission_mode == "bypass":
             _warn_bypass()

@@ -46,13 +46,23 @@ FILE_KEYS: dict[str, type | tuple[type, ...]] = {
     "mcp_call_timeout": (int, float),
     "trust_project_mcp": bool,
     "trust_project_hooks": bool,
+    "trust_project_rules": bool,
     "warm_start": bool,
 }
-USER_ONLY = ("provider", "base_url", "api_key_variable", "trust_project_mcp", "trust_project_hooks", "warm_start")
+USER_ONLY = (
+    "provider",
+    "base_url",
+    "api_key_variable",
+    "trust_project_mcp",
+    "trust_project_hooks",
+    "trust_project_rules",
+    "warm_start",
+)
 """A project's file cannot send the user's key to another server, nor trust its own commands."""
 USER_ONLY_WHY = {
     "trust_project_mcp": "trust a project's MCP servers",
     "trust_project_hooks": "trust a project's hooks",
+    "trust_project_rules": "trust a project's allow rules",
     "warm_start": "turn the warm server on or off (it is read before any project is)",
 }
 PROJECT_MODES = ("default", "plan")
@@ -194,6 +204,12 @@ def _apply_file(layers: _Layers, data: dict, path: Path, project: bool) -> None:
             layers.notices.append(
                 f"Ignored permission_mode = {value!r} in {path}: a project's config can only choose "
                 f"{' or '.join(PROJECT_MODES)}."
+            )
+            continue
+        if project and name == "permission_mode" and layers.values.get(name) == "plan" and value != "plan":
+            layers.notices.append(
+                f"Ignored permission_mode = {value!r} in {path}: your own config chose plan, which a project's "
+                "cannot loosen."
             )
             continue
         layers.put(name, value, str(path))

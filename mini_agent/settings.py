@@ -111,6 +111,9 @@ class Settings:
     """Hooks (`hooks.HookDef`) from [[hooks.<Event>]] tables of the config files, the user's first."""
     trust_project_hooks: bool = False
     """Run a project's hooks without asking (--trust-project-hooks, or the user's own config)."""
+    trust_project_rules: bool = False
+    """Obey the allow rules of a project's config and its commands' allowed-tools without asking
+    (--trust-project-rules, or the user's own config)."""
 
     @property
     def private_dirs(self) -> tuple[Path, ...]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from mini_agent.context.call_lines import call_line, interrupted_text
-from mini_agent.events import Emit, HintChanged, ToolDenied, ToolFinished, ToolStarted
+from mini_agent.events import Emit, HintChanged, Notice, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.model.wellformed import safe_text
 from mini_agent.preload import PRELOAD
@@ -26,6 +26,7 @@ from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, To
 if TYPE_CHECKING:
     from mini_agent.hooks import Hooks
     from mini_agent.safety.gate import Gate
+    from mini_agent.safety.planted import PlantedWatch
     from mini_agent.safety.secrets import SecretSet
     from mini_agent.session import Session
 
@@ -61,6 +62,8 @@ class ToolCalls:
         self._network_failures: dict[str, int] = {}
         self._hook_context: dict[str, str] = {}
         """What PreToolUse hooks added for a call, to go after its result."""
+        self._planted: PlantedWatch | None = None
+        """The protected places a call that may change files is watched on, made at the first such call."""
 
     def forget(self) -> None:
         """A new conversation: no results pending, no failures counted."""
@@ -148,17 +151,30 @@ class ToolCalls:
         if self.agent.before_change is not None and tool.risk in CHANGES_FILES:
             self.agent.before_change()
         self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
+        watch = self._watch() if tool.risk in ("write", "exec") else None
+        seen = watch.look() if watch else {}
         started = time.monotonic()
         try:
             result = self._execute(tool, arguments, confinement)
         except KeyboardInterrupt as exc:
             self._interrupted([call], tool, started, getattr(exc, "output", ""))
             raise
+        finally:
+            if watch:  # the human hears of it on the terminal, not only the model in the result
+                for text in watch.notices(seen):
+                    self.agent.emit(Notice(text))
         result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
         seconds = time.monotonic() - started
         self._after_tool(tool, arguments, result, seconds)
         self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
         self._report_denials(call)  # web_fetch asks about a private address only once it has resolved it
+
+    def _watch(self) -> PlantedWatch:
+        if self._planted is None:
+            from mini_agent.safety.planted import PlantedWatch  # the sandbox's modules: not at start-up
+
+            self._planted = PlantedWatch(self.agent.gate.settings.cwd)
+        return self._planted
 
     def _report_denials(self, call: dict) -> None:
         for denial in self.agent.gate.take_denials():

@@ -1,13 +1,19 @@
-"""What the human trusted of a project: its MCP servers and its hooks run commands as the user, so each runs only
-after a yes. Remembered in a JSON file under the user's data directory, keyed by the file that defines the thing,
-its name and the hash of its definition, so a changed command or URL asks again. The user's own need no trust."""
+"""What the human trusted of a project: its MCP servers and its hooks run commands as the user, and the allow rules
+of its files (its config's [permissions] allow, its custom commands' allowed-tools) let calls run without a
+question, so each is obeyed only after a yes. Remembered in a JSON file under the user's data directory, keyed by
+the file that defines the thing, its name and the hash of its definition, so a changed command, URL or rule asks
+again: whatever a command (or a cloned repository) planted there waits for the human. The user's own need no
+trust."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 TRUST_FILE = "trust.json"
 EARLIER_FILE = "mcp-trust.json"
@@ -25,6 +31,36 @@ class Trusted(Protocol):
 
     def digest(self) -> str:
         """A hash of everything that decides what it runs."""
+
+
+@dataclass(frozen=True)
+class ProjectRules:
+    """The allow rules one project file grants, as one thing to trust: any change to what they allow asks again
+    (deny and ask rules only restrict, so they are obeyed untrusted and are not part of the hash)."""
+
+    source: str
+    name: str
+    """ "[permissions] allow" for a config file, "allowed-tools" for a custom command."""
+    rules: tuple[Any, ...]
+    """`safety.rules.Rule`s, all `allow`."""
+    origin: str = "project"
+
+    def digest(self) -> str:
+        written = sorted(rule.text for rule in self.rules)
+        return hashlib.sha256(json.dumps(written).encode()).hexdigest()[:16]
+
+
+CONFIG_RULES = "[permissions] allow"
+COMMAND_RULES = "allowed-tools"
+
+
+def project_rules(rules: Iterable[Any]) -> list[ProjectRules]:
+    """The allow rules of each project file among `rules` (a config's), one group per file, in file order."""
+    groups: dict[str, list[Any]] = {}
+    for rule in rules:
+        if rule.effect == "allow" and rule.origin.kind == "project":
+            groups.setdefault(rule.origin.detail, []).append(rule)
+    return [ProjectRules(source, CONFIG_RULES, tuple(found)) for source, found in groups.items()]
 
 
 class TrustStore:

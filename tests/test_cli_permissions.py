@@ -61,7 +61,10 @@ def test_permissions_lists_each_rule_with_where_it_came_from(run_cli, tmp_path):
     assert done.returncode == 0, done.stderr
     rows = [" ".join(line.split()) for line in done.stdout.decode().splitlines()]
     assert f"deny bash(git push *) user config {home / 'config.toml'}" in rows
-    assert f"allow edit_file(src/**) project config {project / '.mini-agent' / 'config.toml'}" in rows
+    assert (
+        f"allow edit_file(src/**) project config {project / '.mini-agent' / 'config.toml'} "
+        "(not trusted yet: asked at the next start)"
+    ) in rows
     assert "allow bash(npm test) flag --allow" in rows
     record = json.loads(run_cli(["permissions", "--json"], cwd=project).stdout)
     assert [(r["effect"], r["rule"], r["source"]) for r in record["rules"]] == [

@@ -3,6 +3,8 @@ may do (its model, its allowed-tools), against real files and the loopback model
 
 from __future__ import annotations
 
+import io
+
 import os
 from pathlib import Path
 
@@ -261,10 +263,12 @@ def test_deny_rules_still_win_over_a_commands_allowed_tools(api, settings_for, t
 
 def test_one_shot_prompt_expands_and_carries_the_commands_settings(settings_for, api, tmp_path):
     write(tmp_path / ".mini-agent" / "commands" / "fix.md", "---\nmodel: m2\nallowed-tools: bash(make *)\n---\nFix $1")
-    settings = settings_for(api)
+    settings = settings_for(api, trust_project_rules=True)
     prompt, changed = one_shot_prompt("/fix 42", settings)
     assert prompt == "Fix 42" and changed.model == "m2"
     assert [rule.text for rule in changed.rules.rules] == ["bash(make *)"]
+    untrusted = settings_for(api)  # a project's allowed-tools wait for the human's trust (tests/test_planted.py)
+    assert one_shot_prompt("/fix 42", untrusted, err=io.StringIO())[1].rules.rules == ()
     assert one_shot_prompt("/nothing here", settings) == ("/nothing here", settings)
     assert one_shot_prompt("plain", settings) == ("plain", settings)
 
@@ -279,7 +283,7 @@ def test_p_with_a_command_sends_the_expanded_text_and_its_rules_apply(run_cli, a
         answer(tool_use("bash", {"command": "touch made.txt"}, id="a"), tool_use("bash", {"command": "mkdir d"})),
         answer("Done."),
     )
-    done = run_cli(["-p", "/mk made.txt"], api)  # default mode, no terminal: what asks is refused
+    done = run_cli(["-p", "/mk made.txt", "--trust-project-rules"], api)  # default mode, no terminal: asks refused
     assert done.returncode == 4, done.stderr  # the mkdir outside the allowed tools was refused
     first = api.message_requests[0]["messages"][0]["content"]
     assert any(block.get("text") == "Create the file made.txt please." for block in first)

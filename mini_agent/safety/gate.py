@@ -17,7 +17,7 @@ from mini_agent.safety.denials import Denial, denial
 from mini_agent.safety.egress import guard, secret_paths
 from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.safety.preview import change_preview
-from mini_agent.safety.workspace import Workspace
+from mini_agent.safety.workspace import Workspace, within
 from mini_agent.settings import Settings
 from mini_agent.tools.base import Tool, ToolContext, ToolError
 
@@ -113,12 +113,14 @@ class Gate:
         cwd = Path(os.path.realpath(self.ctx.cwd))
         if self._workspace is None or self._workspace.cwd != cwd:
             root = self._workspace.root if self._workspace else None
+            # The user and data directories too: commands there vouch like the user's config, and trust.json
+            # says what of a project the human trusted, which only the human may add to.
+            # (Not a directory holding the project: then everything would be protected.)
+            root = root or Path(os.path.realpath(self.settings.cwd))
+            dirs = [Path(os.path.realpath(d)) for d in (self.settings.user_dir, self.settings.data_dir)]
+            own = (*self.settings.config_files, *(d for d in dirs if not within(root, d)))
             self._workspace = Workspace.at(
-                root or self.settings.cwd,
-                cwd,
-                self.settings.config_files,
-                session_started=self.started,
-                private=self.settings.private_dirs,
+                root, cwd, own, session_started=self.started, private=self.settings.private_dirs
             )
         return self._workspace
 

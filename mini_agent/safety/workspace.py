@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from mini_agent.safety.credential_places import AGENT_DATA, NOT_SECRET, place_of, secret_name, why
+from mini_agent.safety.installation import inside_installation
 
 # Files a shell reads at start-up: writing them runs code in the user's next terminal.
 SHELL_STARTUP = (
@@ -79,7 +80,8 @@ class Workspace:
     scratch: tuple[Path, ...] = ()
     """Directories that count as inside too: the system's temporary directory."""
     config_files: tuple[Path, ...] = ()
-    """The agent's own configuration: it must not grant itself permissions by editing them."""
+    """The agent's own configuration: it must not grant itself permissions by editing them. A directory here
+    counts with everything below it (the user directory's commands, the data directory's trust file)."""
     session_started: float = PROCESS_STARTED
     """When the session began (epoch seconds): a file whose ctime is later was written or changed during it,
     so running it runs code the agent wrote (ctime cannot be set back by `touch -d`)."""
@@ -150,7 +152,7 @@ class Workspace:
         if str(path) in HARMLESS_DEVICES:
             return None
         parts = path.parts
-        if path in self.config_files or ".mini-agent" in parts:
+        if any(within(path, place) for place in self.config_files) or ".mini-agent" in parts:
             return "it is the agent's own configuration"
         if path.name == ".mcp.json" or any(parts[i : i + 2] == (".claude", "commands") for i in range(len(parts))):
             # what the user runs later: MCP servers' commands, slash commands with their allowed-tools
@@ -169,6 +171,8 @@ class Workspace:
         for system in SYSTEM_ROOTS:
             if within(path, Path(system)):
                 return f"it is a system file under {system}"
+        if inside_installation(path):
+            return "it is in mini-agent's own installation, whose code runs at mini-agent's next start"
         return None
 
     def secret(self, path: Path) -> str | None:

@@ -71,19 +71,24 @@ def run_in_repl(repl, invocation: Invocation) -> None:
     """The command's prompt as one turn, with its model and allowed-tools for that turn only."""
     from mini_agent.commands.turn import command_turn
 
-    command = invocation.command
+    from mini_agent.ui.rules_setup import command_rules
+
+    command = command_rules(invocation.command, repl.settings, can_ask=sys.stdin.isatty() and sys.stderr.isatty())
     if command.model:
         repl.console.print(f"[dim]{escape(command.name)} uses the model {escape(command.model)} for this turn[/]")
     try:
-        with command_turn(repl.agent, invocation.command):
+        with command_turn(repl.agent, command):
             repl.renderer.model = repl.agent.settings.model
             repl._turn(invocation.prompt)
     finally:
         repl.renderer.model = repl.agent.settings.model
 
 
-def one_shot_prompt(prompt: str, settings: Settings, err: TextIO = sys.stderr) -> tuple[str, Settings]:
-    """`-p "/name args"`: the expanded prompt, and the run's settings with the command's model and rules."""
+def one_shot_prompt(
+    prompt: str, settings: Settings, err: TextIO = sys.stderr, can_ask: bool = False
+) -> tuple[str, Settings]:
+    """`-p "/name args"`: the expanded prompt, and the run's settings with the command's model and (once a project
+    command's are trusted) rules."""
     if not prompt.startswith("/"):
         return prompt, settings
     from mini_agent.commands.turn import one_shot_settings
@@ -96,7 +101,9 @@ def one_shot_prompt(prompt: str, settings: Settings, err: TextIO = sys.stderr) -
         print(visible(f"mini-agent: {warning}"), file=err)
     if invocation is None:
         return prompt, settings
-    return invocation.prompt, one_shot_settings(settings, invocation.command)
+    from mini_agent.ui.rules_setup import command_rules
+
+    return invocation.prompt, one_shot_settings(settings, command_rules(invocation.command, settings, can_ask, err))
 
 
 def _usage(command) -> str:

@@ -9,8 +9,8 @@ from typing import TextIO
 from mini_agent.hooks import Hooks, ProjectHooks
 from mini_agent.settings import Settings
 from mini_agent.trust import TrustStore
-from mini_agent.ui.trust_question import ask_to_trust
 from mini_agent.ui.terminal_text import visible
+from mini_agent.ui.trust_question import ask_to_trust, not_trusted_why
 
 TRUST_FLAG = "--trust-project-hooks"
 TRUST_KEY = "trust_project_hooks = true"
@@ -29,7 +29,7 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Hoo
             store.trust(group)
             allowed += project
         else:
-            why = "you declined to trust them" if can_ask else f"pass {TRUST_FLAG}, or set {TRUST_KEY} in your config"
+            why = not_trusted_why(can_ask, TRUST_FLAG, TRUST_KEY)
             print(visible(f"mini-agent: the project's hooks ({group.source}) do not run: {why}."), file=err)
     return Hooks(allowed, settings.cwd) if allowed else None
 

@@ -51,23 +51,28 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
+    can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
     servers = None
     if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest
         from mini_agent.ui import mcp_setup
 
-        servers = mcp_setup.prepare(settings, stdin is not None and stdin.isatty() and sys.stderr.isatty())
+        servers = mcp_setup.prepare(settings, can_ask)
         if not interactive:
             servers.start()
     hooks = None
     if settings.hooks:
         from mini_agent.ui import hooks_setup
 
-        hooks = hooks_setup.prepare(settings, stdin is not None and stdin.isatty() and sys.stderr.isatty())
+        hooks = hooks_setup.prepare(settings, can_ask)
+    if any(rule.origin.kind == "project" and rule.effect == "allow" for rule in settings.rules.rules):
+        from mini_agent.ui import rules_setup
+
+        settings = rules_setup.prepare(settings, can_ask)
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.ui.custom_commands import one_shot_prompt
 
-        prompt, settings = one_shot_prompt(prompt, settings)
-        provider.settings = settings
+        prompt, settings = one_shot_prompt(prompt, settings, can_ask=can_ask)
+    provider.settings = settings
     if not interactive:
         if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
             threading.Thread(target=_probe_sandbox, name="sandbox-probe", daemon=True).start()
@@ -123,7 +128,6 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         return run_interactive(build, settings, sessions, warm_up)
     from mini_agent.ui.oneshot import run_once
 
-    can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
     stdin_text = attachment.text if attachment else None
     return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions)
 

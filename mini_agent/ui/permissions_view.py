@@ -26,17 +26,25 @@ PROTECTIONS = (
     "but bypass, whatever the rules allow",
     "web_fetch to loopback, private, link-local or metadata addresses asks (checked after DNS and on redirects)",
     "only rules from your own config, flags or your answers can open these; a project's config cannot",
+    "a project's allow rules and its commands' allowed-tools are obeyed only once you trusted exactly those "
+    "rules (asked at start on a terminal; a change asks again)",
+    "mini-agent's own installation (its virtualenv, site-packages) is read-only to commands when it is inside "
+    "the project (bubblewrap), and writes there ask",
 )
 
 
 def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
+    from mini_agent.ui.rules_setup import untrusted
+
     rules = settings.rules.rules
+    waiting = untrusted(settings)
     files = [{"path": str(path), "exists": Path(path).is_file()} for path in settings.config_files]
     if as_json:
         record = {
             "mode": settings.permission_mode,
             "rules": [
                 {"effect": rule.effect, "rule": rule.text, "source": rule.origin.kind, "where": rule.origin.detail}
+                | ({"trusted": False} if rule in waiting else {})
                 for rule in rules
             ],
             "config_files": files,
@@ -50,7 +58,8 @@ def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
         out.write("Rules (deny beats ask beats allow):\n")
         width = max(len(rule.text) for rule in rules)
         for rule in rules:
-            out.write(f"  {rule.effect:<5}  {rule.text:<{width}}  {rule.origin}\n")
+            note = "  (not trusted yet: asked at the next start)" if rule in waiting else ""
+            out.write(f"  {rule.effect:<5}  {rule.text:<{width}}  {rule.origin}{note}\n")
     else:
         out.write("No rules: the mode's defaults apply.\n")
     out.write("\nConfig files:\n")
@@ -63,7 +72,9 @@ def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
 
 def print_command_check(settings: Settings, command: str, as_json: bool, out: TextIO) -> None:
     from mini_agent.safety.shell import classify
+    from mini_agent.ui.rules_setup import as_obeyed
 
+    settings = as_obeyed(settings)  # a project's untrusted allow rules decide nothing
     workspace = Workspace.at(settings.cwd, config_files=settings.config_files, private=settings.private_dirs)
     verdict = classify(command, workspace)
     mode = settings.permission_mode

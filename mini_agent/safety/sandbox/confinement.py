@@ -54,14 +54,20 @@ class Confinement:
 
     @classmethod
     def for_agent(cls, level: Level, root: Path, settings: Settings, network: bool = False) -> Confinement:
-        """What a session's commands get: its config files (and the user config dir) read-only, its data dir
+        """What a session's commands get: its config files (and the user config dir) and the running installation
+        (when it is inside the project: a `.venv` there) read-only, its data dir
         (sessions, undo snapshots) and the warm server's socket directory hidden. The agent, `mini-agent sandbox`
         and `sandbox run` all use this."""
+        from mini_agent.safety.installation import installation
+
+        # The installation only strictly inside the root: a virtualenv made in the root itself would make all of it
+        # read-only. (Outside the root it is read-only anyway.)
+        installed = tuple(path for path in installation() if real(root) in path.parents)
         return cls(
             level,
             root,
             network=network,
-            read_only_paths=(*settings.config_files, settings.user_dir),
+            read_only_paths=(*settings.config_files, settings.user_dir, *installed),
             hidden_paths=(settings.data_dir, *_warm_socket_dir()),
         )
 
