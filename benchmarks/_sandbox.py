@@ -73,7 +73,7 @@ def _rows_for(argv: list[str], root: Path, runs: int) -> list[Row]:
 
 def _times(argv: list[str], root: Path, confinement, count: int) -> list[float]:
     from mini_agent.safety.sandbox import confine
-    from mini_agent.tools._process import BoundedOutput, run_captured
+    from mini_agent.tools._process import BoundedOutput, run_captured, run_launched
 
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     times = []
@@ -85,16 +85,7 @@ def _times(argv: list[str], root: Path, confinement, count: int) -> list[float]:
         else:
             launch = confine(argv, env, root, confinement)
             try:
-                finished = run_captured(
-                    launch.argv,
-                    root,
-                    launch.env,
-                    30,
-                    output,
-                    launch.preexec_fn,
-                    contained=launch.contained,
-                    pass_fds=launch.pass_fds,
-                )
+                finished = run_launched(launch, root, 30, output)
             finally:
                 launch.cleanup()
         if finished.returncode != 0:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -145,7 +144,9 @@ class Agent:
                     if cut == CUT_REPLIES:
                         return replace(self._finish(reply, [], step, usage + self.delegated, cut), trace=trace)
                     if reply.cut:
-                        self.emit(Notice(self._cut_text(reply) + " It was not run; the model is asked to send it again."))
+                        self.emit(
+                            Notice(self._cut_text(reply) + " It was not run; the model is asked to send it again.")
+                        )
                     continue
                 if reply.stop_reason == "end_turn" and (more := self.hooks.stopping(text_of(reply.message))):
                     self.session.append({"role": "user", "content": [{"type": "text", "text": more}]})

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from mini_agent.safety.sandbox import Confinement, confine
-from mini_agent.tools._process import BoundedOutput, run_captured
+from mini_agent.tools._process import BoundedOutput, run_launched
 
 
 def main() -> int:
@@ -19,16 +19,7 @@ def main() -> int:
     launch = confine(spec["argv"], {"PATH": os.environ["PATH"]}, root, confinement)
     output = BoundedOutput(100_000, 100_000)
     try:
-        finished = run_captured(
-            launch.argv,
-            root,
-            launch.env,
-            120,
-            output,
-            preexec_fn=launch.preexec_fn,
-            contained=launch.contained,
-            pass_fds=launch.pass_fds,
-        )
+        finished = run_launched(launch, root, 120, output)
     finally:
         launch.cleanup()
     sys.stdout.write(output.head + output.tail)

@@ -47,7 +47,9 @@ def test_ten_concurrent_mcp_adds_keep_every_server_and_the_users_settings(tmp_pa
     assert sorted(data["mcp_servers"]) == sorted(f"server{n}" for n in range(10))
     assert data["max_steps"] == 7 and data["permissions"] == {"allow": ["bash(ls)"]}
     assert config.read_text().startswith(USER_CONFIG)  # the user's comments too
-    assert [path.name for path in home.iterdir() if path.name.startswith(".config.toml.") and "lock" not in path.name] == []
+    assert [
+        path.name for path in home.iterdir() if path.name.startswith(".config.toml.") and "lock" not in path.name
+    ] == []
 
 
 def test_removing_a_server_keeps_comments_and_other_servers(tmp_path):
@@ -80,7 +82,7 @@ def test_a_symlinked_config_is_written_through_not_replaced(tmp_path):
     dotfiles.write_text(USER_CONFIG)
     config = tmp_path / "config.toml"
     config.symlink_to(dotfiles)
-    update_text(config, lambda text: text + "model = \"m\"\n")
+    update_text(config, lambda text: text + 'model = "m"\n')
     assert config.is_symlink() and dotfiles.read_text().endswith('model = "m"\n')
 
 

@@ -4,7 +4,6 @@ may do (its model, its allowed-tools), against real files and the loopback model
 from __future__ import annotations
 
 import io
-
 import os
 from pathlib import Path
 

@@ -21,7 +21,7 @@ from trees import GIT, make_repo
 from mini_agent.safety.sandbox import Confinement, confine, describe, mechanism
 from mini_agent.safety.shell import classify
 from mini_agent.safety.workspace import Workspace
-from mini_agent.tools._process import BoundedOutput, run_captured
+from mini_agent.tools._process import BoundedOutput, run_launched
 
 SYSTEM_GIT = shutil.which("git", path=os.defpath) or "git"
 """The system's git: a wrapper earlier on PATH (this project's shared test machine disables `git stash`) must not
@@ -68,16 +68,7 @@ def sandboxed(project: Path, script: str):
     launch = confine(["sh", "-c", script], env, project, conf)
     output = BoundedOutput(20_000, 20_000)
     try:
-        run_captured(
-            launch.argv,
-            project,
-            launch.env,
-            60,
-            output,
-            preexec_fn=launch.preexec_fn,
-            contained=launch.contained,
-            pass_fds=launch.pass_fds,
-        )
+        run_launched(launch, project, 60, output)
         changes = launch.git_changes()
     finally:
         launch.cleanup()

@@ -35,7 +35,7 @@ from mini_agent.safety.sandbox import (
 from mini_agent.safety.shell import classify
 from mini_agent.safety.shell.services import ALWAYS
 from mini_agent.safety.workspace import Workspace
-from mini_agent.tools._process import BoundedOutput, run_captured
+from mini_agent.tools._process import BoundedOutput, run_launched
 
 BIN = Path(sys.executable).parent / "mini-agent"
 LINUX_MECHANISMS = ("bubblewrap", "landlock")
@@ -130,7 +130,7 @@ def run(script: list[str] | str, root: Path, env: dict[str, str] | None = None, 
     launch = confine(argv, {"PATH": os.environ["PATH"], **(env or {})}, root, conf)
     output = BoundedOutput(50_000, 50_000)
     try:
-        finished = run_captured(launch.argv, root, launch.env, 120, output, launch.preexec_fn, pass_fds=launch.pass_fds)
+        finished = run_launched(launch, root, 120, output)
     finally:
         launch.cleanup()
     return output.head + output.tail, finished.returncode

@@ -30,7 +30,7 @@ def user_config(tmp_path: Path, text: str) -> None:
 
 
 def shell_server(name: str, script: str) -> str:
-    return f"[mcp_servers.{name}]\ncommand = \"sh\"\nargs = [\"-c\", {json.dumps(script)}]\n"
+    return f'[mcp_servers.{name}]\ncommand = "sh"\nargs = ["-c", {json.dumps(script)}]\n'
 
 
 BROKEN = '[mcp_servers.broken]\ncommand = "/nonexistent/mcp-server"\n' + shell_server("dies", "echo boom >&2; exit 3")
@@ -71,7 +71,9 @@ def test_a_missing_command_fails_without_waiting_for_the_sdk(tmp_path):
 
 
 def test_a_call_that_hangs_is_given_up_after_the_call_timeout(run_cli, api, tmp_path):
-    user_config(tmp_path, f"[mcp_servers.test]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}]\n")
+    user_config(
+        tmp_path, f"[mcp_servers.test]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}]\n"
+    )
     api.script(answer(tool_use("mcp__test__hang", {"seconds": 300}, id="h1")), answer("gave up"))
     done = run_cli(["-p", "go", "--allow", "mcp__test"], api, cwd=tmp_path, env={"MINI_AGENT_MCP_CALL_TIMEOUT": "1"})
     assert done.returncode == 0, done.stderr.decode()
@@ -122,7 +124,9 @@ def test_a_network_failure_at_start_names_the_fix(tmp_path):
 def test_a_late_server_joins_when_ready_and_is_said(tmp_path):
     gate = tmp_path / "go"
     script = f"while [ ! -e {gate} ]; do sleep 0.05; done; exec {sys.executable} {SERVER}"
-    manager = McpManager((ServerDef("late", "user", "/c", "stdio", command="sh", args=("-c", script)),), TrustStore(tmp_path))
+    manager = McpManager(
+        (ServerDef("late", "user", "/c", "stdio", command="sh", args=("-c", script)),), TrustStore(tmp_path)
+    )
     published: list[list] = []
     joined = threading.Event()
     reports: list[tuple[str, str | None]] = []

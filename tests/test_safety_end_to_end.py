@@ -205,7 +205,9 @@ def test_ordinary_work_in_auto_mode_runs_without_a_question(run_cli, api, repo, 
     ]
     api.script(*[answer(step) for step in steps], answer("Done."))
     env = {"HOME": str(home)}
-    done = run_cli(["-p", "make the change", "--permission-mode", "auto", "--output-format", "json"], api, cwd=repo, env=env)
+    done = run_cli(
+        ["-p", "make the change", "--permission-mode", "auto", "--output-format", "json"], api, cwd=repo, env=env
+    )
     record = json.loads(done.stdout)
     assert done.returncode == 0, (done.stderr, record)
     assert record["permission_denials"] == []

@@ -19,7 +19,7 @@ from mini_agent.safety.sandbox import Confinement, blocked, confine, describe, m
 from mini_agent.safety.sandbox.confinement import Plan, plan
 from mini_agent.safety.sandbox.landlock import FILE_RIGHTS, READ, carve
 from mini_agent.safety.sandbox.seatbelt import profile
-from mini_agent.tools._process import BoundedOutput, run_captured
+from mini_agent.tools._process import BoundedOutput, run_launched
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.tools.bash import bash
 
@@ -64,16 +64,7 @@ def run(script: str, conf: Confinement, writable: tuple[Path, ...] = ()) -> tupl
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf, writable)
     output = BoundedOutput(50_000, 50_000)
     try:
-        finished = run_captured(
-            launch.argv,
-            conf.root,
-            launch.env,
-            60,
-            output,
-            preexec_fn=launch.preexec_fn,
-            contained=launch.contained,
-            pass_fds=launch.pass_fds,
-        )
+        finished = run_launched(launch, conf.root, 60, output)
     finally:
         launch.cleanup()
     return output.head + output.tail, finished.returncode
@@ -166,16 +157,7 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
         script += "; echo evil > .git/hooks/pre-commit"
     launch = confine(["sh", "-c", script], {"PATH": os.environ["PATH"]}, conf.root, conf)
     try:
-        run_captured(
-            launch.argv,
-            conf.root,
-            launch.env,
-            60,
-            BoundedOutput(1000, 1000),
-            preexec_fn=launch.preexec_fn,
-            contained=launch.contained,
-            pass_fds=launch.pass_fds,
-        )
+        run_launched(launch, conf.root, 60, BoundedOutput(1000, 1000))
         changes = set(launch.protected_changes())
         git = launch.git_changes()
     finally:
@@ -585,7 +567,9 @@ def test_a_confined_command_cannot_write_to_or_type_into_the_users_terminal(forc
             "try:\n    fcntl.ioctl(own, termios.TIOCSTI, b'x')\n    print('typed')\n"
             "except OSError as error:\n    print(errno.errorcode[error.errno])\n"
         )
-        text, _ = run(f"{sys.executable} -c \"$SCRIPT\"".replace("$SCRIPT", script.replace('"', '\\"')), confinement(layout, level))
+        text, _ = run(
+            f'{sys.executable} -c "$SCRIPT"'.replace("$SCRIPT", script.replace('"', '\\"')), confinement(layout, level)
+        )
         if seccomp_loaded():
             assert text.strip().endswith(("EPERM", "no terminal to open")), text  # the filter's answer
     finally:

@@ -41,7 +41,9 @@ def test_a_command_cut_short_is_never_run_though_the_reply_says_tool_use(run_cli
     (tmp_path / "build" / "keep.txt").write_text("kept\n")
     call = tool_use("bash", {"command": "rm -rf build/old"}, id="cut_rm")
     # Cut where the guessed completion would be `rm -rf build`: everything the project built.
-    api.script(cut_input(answer(call, stop_reason="tool_use"), "cut_rm", len('{"command": "rm -rf build')), answer("Ok."))
+    api.script(
+        cut_input(answer(call, stop_reason="tool_use"), "cut_rm", len('{"command": "rm -rf build')), answer("Ok.")
+    )
     done = run_cli(["-p", "clean the old build", *AUTO], api)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "build" / "keep.txt").read_text() == "kept\n" and (tmp_path / "build" / "old").is_dir()
@@ -147,7 +149,10 @@ def test_an_old_session_file_with_bad_text_and_bad_calls_is_repaired_on_load(run
         {"role": "assistant", "content": [{**call, "id": "t1", "input": {"command": "ls"}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "caf\udcff.txt"}]},
         {"role": "assistant", "content": [{**call, "id": "t1", "input": "ls"}, {**call, "id": "t2", "input": {}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "error", "is_error": True}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "error", "is_error": True}],
+        },
         {"role": "assistant", "content": [{"type": "text", "text": "Done \ud800."}]},
     ]
     for number, message in enumerate(entries):

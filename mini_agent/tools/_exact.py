@@ -93,7 +93,9 @@ def open_directory(path: Path, create: bool = False) -> int:
     """A descriptor of the absolute, resolved directory `path`, reached without following any symlink; with
     `create`, missing directories are made on the way (each inside the one before, never through a link)."""
     if has_openat2() and not create:
-        return openat2(AT_FDCWD, path, os.O_RDONLY | os.O_DIRECTORY, resolve=RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+        return openat2(
+            AT_FDCWD, path, os.O_RDONLY | os.O_DIRECTORY, resolve=RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
+        )
     current = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for part in path.parts[1:]:

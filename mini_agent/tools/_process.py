@@ -19,9 +19,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mini_agent.process_tree import Lineage
 from mini_agent.tools._watchdog import watchdog
+
+if TYPE_CHECKING:
+    from mini_agent.safety.sandbox import Launch
 
 READ_SIZE = 1 << 20
 PIPE_SIZE = 1 << 20
@@ -94,6 +98,21 @@ class Finished:
 
     returncode: int
     timed_out: bool
+
+
+def run_launched(launch: Launch, cwd: Path, timeout: float, output: BoundedOutput) -> Finished:
+    """`run_captured` for a confined command: everything its Launch says the child needs (the Landlock set-up,
+    the seccomp program's descriptor, whether its leftovers must be swept) is passed, so no caller can forget one."""
+    return run_captured(
+        launch.argv,
+        cwd,
+        launch.env,
+        timeout,
+        output,
+        launch.preexec_fn,
+        contained=launch.contained,
+        pass_fds=launch.pass_fds,
+    )
 
 
 def run_captured(

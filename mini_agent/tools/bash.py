@@ -12,7 +12,7 @@ from pydantic import Field
 
 from mini_agent.prompt import system_hint
 from mini_agent.tools._arguments import CommandText
-from mini_agent.tools._process import BoundedOutput, Finished, child_environment, run_captured
+from mini_agent.tools._process import BoundedOutput, Finished, child_environment, run_captured, run_launched
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, tool
 from mini_agent.tools.exit_line import exit_line
 
@@ -130,18 +130,9 @@ def _run(
             raise ToolError(f"Not run: the OS sandbox could not start ({exc}).") from None
         argv, env = launch.argv, launch.env
     try:
-        finished = run_captured(
-            argv,
-            cwd,
-            env,
-            timeout,
-            output,
-            launch and launch.preexec_fn,
-            contained=bool(launch and launch.contained),
-            pass_fds=launch.pass_fds if launch else (),
-        )
         if launch is None:
-            return finished, (), None
+            return run_captured(argv, cwd, env, timeout, output), (), None
+        finished = run_launched(launch, cwd, timeout, output)
         return finished, launch.protected_changes(), launch.git_changes()
     except FileNotFoundError as exc:
         raise ToolError(f"Could not start bash: {exc}. Is bash installed and on PATH?") from None

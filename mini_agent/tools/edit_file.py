@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mini_agent.tools._arguments import PathText
 from mini_agent.tools._edit_help import find_spans, line_of
+from mini_agent.tools._exact import read_exact
 from mini_agent.tools._files import (
     ensure_parent_directory,
     missing_path_message,
@@ -16,7 +17,6 @@ from mini_agent.tools._files import (
     parent_problem,
     require_regular_file,
 )
-from mini_agent.tools._exact import read_exact
 from mini_agent.tools._textfile import Encoding, LfView, count_lines, decode_file, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool
 

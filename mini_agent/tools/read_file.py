@@ -13,6 +13,7 @@ from pydantic import Field
 from mini_agent.prompt import system_hint
 from mini_agent.safety.workspace import secret_reason
 from mini_agent.tools._arguments import PathText
+from mini_agent.tools._exact import open_exact, regular
 from mini_agent.tools._files import (
     MAX_LINE_CHARS,
     binary_file_message,
@@ -20,7 +21,6 @@ from mini_agent.tools._files import (
     os_error_message,
     require_regular_file,
 )
-from mini_agent.tools._exact import open_exact, regular
 from mini_agent.tools._textfile import SAMPLE_BYTES, Encoding, sniff_encoding
 from mini_agent.tools.base import ToolContext, ToolError, tool
 

@@ -70,7 +70,6 @@ class CustomCommands:
 def run_in_repl(repl, invocation: Invocation) -> None:
     """The command's prompt as one turn, with its model and allowed-tools for that turn only."""
     from mini_agent.commands.turn import command_turn
-
     from mini_agent.ui.rules_setup import command_rules
 
     command = command_rules(invocation.command, repl.settings, can_ask=sys.stdin.isatty() and sys.stderr.isatty())

@@ -11,8 +11,8 @@ from mini_agent.mcp.manager import McpManager
 from mini_agent.mcp.servers import ServerDef
 from mini_agent.settings import Settings
 from mini_agent.trust import TrustStore
-from mini_agent.ui.trust_question import ask_to_trust
 from mini_agent.ui.terminal_text import visible
+from mini_agent.ui.trust_question import ask_to_trust
 
 
 def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> McpManager:

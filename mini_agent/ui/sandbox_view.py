@@ -4,7 +4,6 @@ for inspection (output streamed, its exit status returned)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 

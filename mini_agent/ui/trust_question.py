@@ -8,7 +8,6 @@ from typing import TextIO
 
 from mini_agent.ui.terminal_text import visible
 
-
 RUNS_COMMANDS = "They can run any command as you."
 
 

@@ -887,7 +887,10 @@ def proxy(proxy_env):
         yield running
 
 
-@pytest.mark.parametrize(("address", "risk"), [("127.0.0.1", "a loopback"), ("169.254.169.254", "a cloud metadata"), ("10.1.2.3", "a private")])
+@pytest.mark.parametrize(
+    ("address", "risk"),
+    [("127.0.0.1", "a loopback"), ("169.254.169.254", "a cloud metadata"), ("10.1.2.3", "a private")],
+)
 def test_behind_a_proxy_a_name_is_resolved_and_vetted_before_the_proxy_is_handed_it(proxy, names, address, risk):
     names.table["public.example"] = [address]
     check = Destinations(refuse=("public.example",))

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mini_agent.safety.credential_places import HOME_ROOTS, PLACES
 from mini_agent.safety.shell import argv
 from mini_agent.safety.shell.paths import Place
 from mini_agent.safety.shell.verdict import Verdict, destructive, ordinary
 from mini_agent.safety.shell.words import Word
-from mini_agent.safety.credential_places import HOME_ROOTS, PLACES
 from mini_agent.safety.workspace import secret_reason, within
 
 # Commands that use a path's name (or metadata) but never show its contents.
