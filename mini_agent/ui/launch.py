@@ -162,9 +162,10 @@ def _has_input(stdin) -> bool:
         import stat
 
         pipe = stat.S_ISFIFO(os.fstat(stdin.fileno()).st_mode)
-        ready, _, _ = select.select([stdin], [], [], STDIN_FIRST_BYTE_WAIT if pipe else STDIN_OTHER_WAIT)
+        wait = STDIN_FIRST_BYTE_WAIT if pipe else STDIN_OTHER_WAIT
+        ready, _, _ = select.select([stdin], [], [], wait)
     except (OSError, ValueError):
         return os.path.isfile(f"/proc/self/fd/{stdin.fileno()}")
     if not ready:
-        print("mini-agent: stdin is open but sent nothing; ignoring it.", file=sys.stderr)
+        print(f"mini-agent: stdin is open but sent nothing in {wait:g} s; ignoring it.", file=sys.stderr)
     return bool(ready)
