@@ -123,7 +123,7 @@ class Settings:
     @cached_property
     def secrets(self) -> list[str]:
         """Values that must never appear in output, longest first so a key containing another is masked whole."""
-        values = {value for value in (self.api_key, self.auth_token, *self.env_secrets) if value}
+        values = {value for value in (self.api_key, self.auth_token, *self.env_secrets) if _secret_sized(value)}
         return sorted(values, key=len, reverse=True)
 
     @cached_property
@@ -137,7 +137,7 @@ class Settings:
         known = [(self.api_key, names.get(self.api_key or "", "the API key"))]
         known += [(self.auth_token, names.get(self.auth_token or "", "the auth token"))]
         known += [(value, names.get(value, "a secret environment variable")) for value in self.env_secrets]
-        return SecretSet([(value, label) for value, label in known if value], project=self.cwd)
+        return SecretSet([(value, label) for value, label in known if _secret_sized(value)], project=self.cwd)
 
     def require_credentials(self) -> None:
         if not (self.api_key or self.auth_token):
@@ -145,6 +145,12 @@ class Settings:
                 "No API key configured. Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway), e.g. "
                 "`export ANTHROPIC_API_KEY=sk-...`; local servers such as Ollama accept any value."
             )
+
+
+def _secret_sized(value: str | None) -> bool:
+    """Long enough to be a key: a local server's placeholder (`ollama`, `EMPTY`) is a word, and masking it
+    case-insensitively would garble every mention of the server (`Ollama`, `OLLAMA_CONTEXT_LENGTH`)."""
+    return bool(value) and len(value.strip()) >= MIN_SECRET_LENGTH
 
 
 def default_user_dir(env: Mapping[str, str]) -> Path:
