@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import re
-import shutil
 import signal
 import threading
 from collections.abc import Callable, Coroutine
@@ -25,42 +23,13 @@ from typing import Any, Literal
 
 from mini_agent.errors import ConfigError
 from mini_agent.mcp.servers import ServerDef, expand
+from mini_agent.mcp.stdio_child import NETWORK_VARIABLES, child_writing_to, network_advice, require_command, watch_token
 
 Status = Literal["pending", "starting", "ready", "failed", "untrusted"]
 CALL_TIMEOUT = 120.0
 """Seconds one tool call may take by default (mcp_call_timeout): a hung server must not hold a turn for long."""
 STOP_TIMEOUT = 3.0
 STDERR_TAIL = 400
-NETWORK_VARIABLES = (
-    *(f"{name}_proxy" for name in ("http", "https", "all", "no", "ftp")),
-    *(f"{name}_PROXY" for name in ("HTTP", "HTTPS", "ALL", "NO", "FTP")),
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "NODE_EXTRA_CA_CERTS",
-    "PIP_CERT",
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "UV_INDEX_URL",
-    "UV_DEFAULT_INDEX",
-    "UV_EXTRA_INDEX_URL",
-    "npm_config_registry",
-    "NPM_CONFIG_REGISTRY",
-    "npm_config_cafile",
-    "NPM_CONFIG_CAFILE",
-    "LANG",
-    "LC_ALL",
-    "TMPDIR",
-    "XDG_CACHE_HOME",
-)
-"""Passed through to stdio servers: without them `npx -y`/`uvx` servers cannot download behind a proxy or a
-private CA. Configuration, not credentials (a proxy URL with a password is masked like any secret)."""
-NETWORK_TROUBLE = re.compile(
-    r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|getaddrinfo|Could not resolve|certificate|SSL|"
-    r"self[- ]signed|proxy|Failed to (fetch|download)|network|Connection refused|timed out",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -222,7 +191,7 @@ class Connection:
         stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         try:
             if self.server.transport == "stdio":  # before the SDK's import, which takes a second or more
-                _require_command(expand(self.server.command), self._environment().get("PATH", ""))
+                require_command(expand(self.server.command), self._environment().get("PATH", ""))
             from mcp import ClientSession
 
             async with AsyncExitStack() as stack:
@@ -241,7 +210,7 @@ class Connection:
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure of a server is reported, none ends the agent
             told = _tail(stderr)
-            self._failed(run, _describe(exc) + told + _network_advice(told))
+            self._failed(run, _describe(exc) + told + network_advice(told))
         finally:
             stderr.close()
             if run == self._run:
@@ -274,7 +243,7 @@ class Connection:
     def _environment(self) -> dict[str, str]:
         """What a stdio server gets on top of the SDK's minimal environment (HOME, PATH, USER, ...)."""
         env = {name: os.environ[name] for name in NETWORK_VARIABLES if os.environ.get(name)}
-        env.update(_watch_token())
+        env.update(watch_token())
         env.update({key: self._secret(expand(value), key) for key, value in self.server.env})
         env.setdefault("PATH", os.environ.get("PATH", ""))
         return env
@@ -288,7 +257,7 @@ class Connection:
             mine = os.fstat(stderr.fileno())
         except (OSError, ValueError):
             return
-        group = _child_writing_to(mine.st_dev, mine.st_ino)
+        group = child_writing_to(mine.st_dev, mine.st_ino)
         if group:
             self.group = group
             try:
@@ -343,49 +312,6 @@ async def _list_tools(session) -> tuple[RemoteTool, ...]:
         cursor = listed.next_cursor
         if not cursor:
             return tuple(sorted(tools, key=lambda item: item.name))
-
-
-def _require_command(command: str, path: str) -> None:
-    """Fail at once, and clearly, for a command that cannot run: the SDK takes seconds to say so."""
-    found = shutil.which(command, path=path) if os.sep not in command else command
-    if not found or not os.access(found, os.X_OK) or os.path.isdir(found):
-        raise FileNotFoundError(2, "command not found", command)
-
-
-def _watch_token() -> dict[str, str]:
-    try:
-        from mini_agent.tools._watchdog import watchdog
-    except ImportError:
-        return {}
-    return watchdog().environment()
-
-
-def _child_writing_to(device: int, inode: int) -> int:
-    """The pid of our child process whose stderr is the given file, or 0."""
-    me = os.getpid()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
-            if parent != me:
-                continue
-            found = os.stat(f"/proc/{entry.name}/fd/2")
-        except (OSError, ValueError, IndexError):
-            continue
-        if (found.st_dev, found.st_ino) == (device, inode):
-            return int(entry.name)
-    return 0
-
-
-def _network_advice(told: str) -> str:
-    if not NETWORK_TROUBLE.search(told):
-        return ""
-    return (
-        " — it looks like a network failure: if your network needs a proxy or a private CA, set HTTPS_PROXY, "
-        "SSL_CERT_FILE or NODE_EXTRA_CA_CERTS in your environment (they are passed to stdio servers)"
-    )
 
 
 def _describe(exc: BaseException) -> str:
