@@ -46,9 +46,10 @@ def wait_for_server(env: dict, timeout: float = 60) -> int:
     raise AssertionError("no warm server came up")
 
 
-def stop_servers_in(runtime_dir: str | Path) -> None:
-    """Stop every server whose socket is in `runtime_dir` (their pids from /proc: a socket says no pid)."""
-    marker = str(Path(runtime_dir))
+def servers_in(runtime_dir: str | Path) -> list[int]:
+    """The pids of the servers whose socket is in `runtime_dir` (from /proc: a socket says no pid)."""
+    marker = f"XDG_RUNTIME_DIR={Path(runtime_dir)}".encode()
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -57,11 +58,18 @@ def stop_servers_in(runtime_dir: str | Path) -> None:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"mini_agent.warm.server" in cmdline and f"XDG_RUNTIME_DIR={marker}".encode() in environ:
-            try:
-                os.kill(int(entry.name), signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        if b"mini_agent.warm.server" in cmdline and marker in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def stop_servers_in(runtime_dir: str | Path) -> None:
+    """Stop every server whose socket is in `runtime_dir`."""
+    for pid in servers_in(runtime_dir):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
 
 
 def installed(expression: str) -> str:
