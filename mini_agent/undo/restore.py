@@ -133,28 +133,25 @@ def remove(root: bytes, path: bytes) -> None:
     """Delete a file the turn added, then the directories that are left empty by that; each step inside a directory
     reached from the project root without following a symlink, so a link swapped in meanwhile leads nowhere."""
     try:
-        directory, name = _parent(root, path, create=False)
-    except FileNotFoundError:
-        return
-    try:
-        os.unlink(name, dir_fd=directory)
+        _inside_parent(root, path, os.unlink)
     except FileNotFoundError:
         pass
-    finally:
-        os.close(directory)
     parent = os.path.dirname(path)
     while parent:
         try:
-            directory, name = _parent(root, parent, create=False)
-        except OSError:
+            _inside_parent(root, parent, os.rmdir)
+        except OSError:  # not empty (or gone): the directories above stay too
             return
-        try:
-            os.rmdir(name, dir_fd=directory)
-        except OSError:
-            return
-        finally:
-            os.close(directory)
         parent = os.path.dirname(parent)
+
+
+def _inside_parent(root: bytes, path: bytes, action) -> None:
+    """`action(name, dir_fd=...)` on `path`, in its directory's descriptor (see `_parent`)."""
+    directory, name = _parent(root, path, create=False)
+    try:
+        action(name, dir_fd=directory)
+    finally:
+        os.close(directory)
 
 
 def write(root: bytes, path: bytes, entry: Entry, data: bytes, mode: int | None = None) -> None:
