@@ -206,13 +206,13 @@ def injected_tokens(proj: Project) -> list[Row]:
 
 def _agent(api: FakeAnthropicAPI, proj: Project, emit: Callable, max_steps: int, **settings_overrides):
     from mini_agent.agent import Agent
+    from mini_agent.app.launch import context_keeper
+    from mini_agent.conversation import Session
     from mini_agent.model import AnthropicProvider
     from mini_agent.prompt import static_prompt
     from mini_agent.safety.permissions import Allow
-    from mini_agent.session import Session
     from mini_agent.tools import default_tools
     from mini_agent.tools.base import ToolContext
-    from mini_agent.ui.launch import context_keeper
 
     settings = bench_settings(api.url, proj.cwd, max_steps, user_dir=proj.user_dir, **settings_overrides)
     return Agent(

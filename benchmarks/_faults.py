@@ -12,9 +12,9 @@ from pathlib import Path
 
 from _common import Row, failed_row, median, millis
 
-from mini_agent.tools import _process
+from mini_agent.processes import run as _process
+from mini_agent.processes.watchdog import Watchdog
 from mini_agent.tools._textfile import write_atomic
-from mini_agent.tools._watchdog import Watchdog
 from mini_agent.tools.base import ToolContext
 from mini_agent.tools.bash import bash
 

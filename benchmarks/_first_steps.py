@@ -42,7 +42,7 @@ def _store_history(env: dict[str, str], cwd: Path, tokens: int) -> None:
     """A session of ~`tokens` tokens (alternating ~2,000-character messages) for --continue to resume."""
     from _steps import history
 
-    from mini_agent.session import Session
+    from mini_agent.conversation import Session
     from mini_agent.sessions import SessionStore
     from mini_agent.settings import default_data_dir
 

@@ -69,7 +69,7 @@ def _times(env: dict[str, str], cwd: Path, args: list[str], runs: int) -> list[f
 
 def _store_session(data_dir: Path, cwd: Path) -> None:
     """A session file of SESSION_TURNS question-and-answer turns, written by the real store."""
-    from mini_agent.session import Session
+    from mini_agent.conversation import Session
     from mini_agent.sessions import SessionStore
 
     writer = SessionStore(data_dir).create(cwd.resolve(), "claude-test")

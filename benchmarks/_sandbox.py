@@ -72,8 +72,8 @@ def _rows_for(argv: list[str], root: Path, runs: int) -> list[Row]:
 
 
 def _times(argv: list[str], root: Path, confinement, count: int) -> list[float]:
+    from mini_agent.processes.run import BoundedOutput, run_captured, run_launched
     from mini_agent.safety.sandbox import confine
-    from mini_agent.tools._process import BoundedOutput, run_captured, run_launched
 
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     times = []

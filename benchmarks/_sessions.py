@@ -9,9 +9,9 @@ from pathlib import Path
 from _common import Row, failed_row, median, millis
 
 from mini_agent.context.blocks import P0, P1, ContextBlock
-from mini_agent.model.usage import Usage
-from mini_agent.session import Session
+from mini_agent.conversation import Session
 from mini_agent.sessions import SessionStore
+from mini_agent.usage import Usage
 
 LIST_TARGET = 0.1
 LOAD_TARGET = 0.2

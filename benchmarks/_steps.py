@@ -10,11 +10,11 @@ from pathlib import Path
 from _common import FakeAnthropicAPI, Row, answer, bench_settings, failed_row, median, millis, tool_use
 
 from mini_agent.agent import Agent
+from mini_agent.conversation import Session
 from mini_agent.events import ToolFinished
 from mini_agent.model import AnthropicProvider
 from mini_agent.prompt import static_prompt
 from mini_agent.safety.permissions import Allow
-from mini_agent.session import Session
 from mini_agent.tools import default_tools
 from mini_agent.tools.base import ToolContext, ToolRegistry, tool
 

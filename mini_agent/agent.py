@@ -8,22 +8,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from mini_agent.conversation import Session
 from mini_agent.errors import ContextOverflow, MiniAgentError, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, Event, Notice, ReplyDiscarded, TextDelta
+from mini_agent.gate import Confirm, Gate
 from mini_agent.hooks import NO_HOOKS, PromptBlocked
 from mini_agent.model import Provider, Reply, Request
 from mini_agent.model.client import DISCOVERY_WAIT
 from mini_agent.model.discovery import Discovery
 from mini_agent.model.messages import text_of, tool_result, tool_uses, with_cache_breakpoint
-from mini_agent.model.usage import Usage
 from mini_agent.model.wellformed import safe
 from mini_agent.prompt import build_system
-from mini_agent.safety.gate import Confirm, Gate
-from mini_agent.session import Session
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from mini_agent.tool_calls import ToolCalls
 from mini_agent.tools._pending import sweep
 from mini_agent.tools.base import ToolContext, ToolRegistry
+from mini_agent.usage import Usage
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mini_agent.errors import ConfigError
 from mini_agent.safety.rules import EFFECTS, Origin, Rule, Rules, parse_rule
+from mini_agent.safety.workspace import project_dirs
 
 CONFIG_NAME = "config.toml"
 PROJECT_DIR = ".mini-agent"
@@ -34,19 +35,6 @@ def project_config(cwd: Path) -> Path | None:
     return None
 
 
-def project_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
-    """Where a project's files may be, nearest first: the working directory up to its repository's root. Outside
-    a repository only the working directory: a shared directory above (/tmp) must not lend settings, servers or
-    commands to whoever works below it. The home directory is the user's, never a project's."""
-    home = Path.home() if home is None else home
-    walk: list[Path] = []
-    for directory in (cwd, *cwd.parents):
-        if directory == home:
-            return walk[:1]
-        walk.append(directory)
-        if (directory / ".git").exists():
-            return walk
-    return walk[:1]
 
 
 def read_toml(path: Path) -> dict:

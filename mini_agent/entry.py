@@ -22,7 +22,7 @@ def main() -> None:
         print(f"mini-agent {__version__}")
         return
     if arguments in (["--help"], ["-h"]):
-        from mini_agent import help_text
+        from mini_agent.cli import help_text
 
         text = help_text.cached(os.environ)
         if text is None:
@@ -42,7 +42,7 @@ def main() -> None:
         from mini_agent.warm.spawn import start_server
 
         start_server(after=os.getpid())
-    from mini_agent.cli import main as run_here
+    from mini_agent.cli.main import main as run_here
     from mini_agent.process_end import run_and_exit
 
     run_and_exit(run_here)

@@ -1,6 +1,8 @@
 """What the core tells the outside world: frozen events passed to an `emit` callable.
 
-The core never touches the terminal; renderers (rich, plain text, json, stream-json) consume these.
+The core never touches the terminal; renderers (rich, plain text, json, stream-json) consume these. A layer
+whose event carries its own types declares that event itself (context's `ContextInjected`), so this module sits
+low enough for every emitter: it names only tools', safety's and usage's types.
 """
 
 from __future__ import annotations
@@ -10,10 +12,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mini_agent.context.injection import TurnTrace
-    from mini_agent.model.usage import Usage
     from mini_agent.safety.denials import Denial
     from mini_agent.tools.base import ToolResult
+    from mini_agent.usage import Usage
 
 
 @dataclass(frozen=True)
@@ -103,13 +104,6 @@ class HookRan:
     """"ok", "context" (its output was added), "blocked", or why it failed ("exit 1", "timed out after 60 s")."""
 
 
-@dataclass(frozen=True)
-class ContextInjected:
-    """The context blocks of a turn were gathered and placed: the trace of what was added and why."""
-
-    trace: TurnTrace
-
-
 @dataclass
 class CompactionReport:
     """What one compaction did; shown to the human, kept in the trace and in the session log."""
@@ -165,7 +159,6 @@ Event = (
     | HintChanged
     | Notice
     | HookRan
-    | ContextInjected
     | Compacted
     | SubAgentEvent
 )

@@ -1,6 +1,6 @@
 """Where mini-agent keeps the user's things: config, data and cache directories, from MINI_AGENT_HOME or the XDG
 variables. Imports only `os` (not even collections.abc, ~4 ms): the command's first steps (entry.py,
-help_text.py) read them before anything else."""
+cli/help_text.py) read them before anything else."""
 
 from __future__ import annotations
 

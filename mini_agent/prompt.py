@@ -1,4 +1,4 @@
-"""The three-segment system prompt and the one renderer of <system_hint> tags."""
+"""The three-segment system prompt: static instructions, tool guidance from the registry, runtime hints."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mini_agent.context.xmltext import escape, quoteattr
+from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
     from mini_agent.tools.base import ToolRegistry
@@ -14,12 +14,6 @@ if TYPE_CHECKING:
 TOOLS_HEADING = "# Tools: how to use them well"
 RUNTIME_HEADING = "# Runtime state"
 CACHE_BREAKPOINT = {"type": "ephemeral"}
-
-
-def system_hint(type: str, text: str, **attrs: str) -> str:
-    """Render a `<system_hint type="..." ...>text</system_hint>` tag with escaped text and attributes."""
-    rendered = "".join(f" {name}={quoteattr(str(value))}" for name, value in {"type": type, **attrs}.items())
-    return f"<system_hint{rendered}>{escape(text)}</system_hint>"
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from mini_agent import locations
 from mini_agent.errors import ConfigError
+from mini_agent.safety.credential_places import SECRET_NAME
 from mini_agent.safety.rules import Rules
 
 if TYPE_CHECKING:
@@ -21,7 +21,6 @@ PermissionMode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 OutputFormat = Literal["text", "json", "stream-json"]
 PERMISSION_MODES: tuple[str, ...] = ("default", "accept-edits", "auto", "plan")
 """Modes a user picks with --permission-mode; bypass comes only from --dangerously-skip-permissions."""
-SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(API_?KEY|TOKEN|SECRET)$", re.IGNORECASE)
 MIN_SECRET_LENGTH = 8
 """Shorter values ("1", "true") would mask ordinary words; real keys and tokens are longer."""
 OUTPUT_FORMATS: tuple[str, ...] = ("text", "json", "stream-json")

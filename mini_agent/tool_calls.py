@@ -17,18 +17,18 @@ from mini_agent.context.call_lines import call_line, interrupted_text
 from mini_agent.events import Emit, HintChanged, Notice, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.model.wellformed import safe_text
-from mini_agent.preload import PRELOAD
-from mini_agent.prompt import system_hint
 from mini_agent.safety.denials import hook_denial
 from mini_agent.safety.permissions import Deny
+from mini_agent.step_preload import PRELOAD
 from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult, execute
+from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
+    from mini_agent.conversation import Session
+    from mini_agent.gate import Gate
     from mini_agent.hooks import Hooks
-    from mini_agent.safety.gate import Gate
     from mini_agent.safety.planted import PlantedWatch
     from mini_agent.safety.secrets import SecretSet
-    from mini_agent.session import Session
 
 DEGRADED_AFTER = 3
 CHANGES_FILES = ("write", "exec", "mcp")

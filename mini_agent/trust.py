@@ -76,7 +76,7 @@ class TrustStore:
     def trust(self, thing: Trusted) -> None:
         """Remember the human's yes for this exact definition. Locked across processes and written whole
         (file_update): two agents trusting at once each keep the other's answer."""
-        from mini_agent.file_update import update_text
+        from mini_agent.files.update import update_text
 
         def change(before: str) -> str:
             data = self._parsed(before) if before else self._read()  # the first write carries the older file over

@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from mini_agent.processes.run import BoundedOutput, run_launched
 from mini_agent.safety.sandbox import Confinement, confine
-from mini_agent.tools._process import BoundedOutput, run_launched
 
 
 def main() -> int:

@@ -76,9 +76,9 @@ def scripted_agent(
     """The agent as tests build it: the real provider against the loopback model (retries without sleeping), every
     built-in tool unless `registry` says otherwise, and a yes to every question unless `confirm` says otherwise."""
     from mini_agent.agent import Agent
+    from mini_agent.conversation import Session
     from mini_agent.model import AnthropicProvider
     from mini_agent.safety.permissions import Allow
-    from mini_agent.session import Session
     from mini_agent.tools import default_tools
     from mini_agent.tools.base import ToolContext
 

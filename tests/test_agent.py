@@ -12,7 +12,7 @@ from support import scripted_agent
 
 from mini_agent.errors import StepLimitReached, TurnAborted
 from mini_agent.events import HintChanged, Notice
-from mini_agent.safety.gate import ApprovalRequest
+from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Deny
 from mini_agent.tools.base import NetworkError, ToolContext, ToolRegistry, tool
 

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from mini_agent.app.agent_build import AgentBuild
 from mini_agent.errors import ConfigError
-from mini_agent.ui.agent_build import AgentBuild
 
 
 def test_one_build_however_often_it_is_started_and_its_reports_wait_for_release():

@@ -10,13 +10,13 @@ from fake_api import FakeAnthropicAPI, answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mini_agent.compaction import Compactor, choose_cut, head_message
 from mini_agent.context.blocks import P0, P1, ContextBlock
-from mini_agent.context.instructions import explicit_instructions, missing_from
+from mini_agent.context.compaction import Compactor, choose_cut, head_message
 from mini_agent.context.tokens import count_messages
 from mini_agent.context.trim import drop_dangling_tool_uses, stub_tool_results, truncate_long_blocks
+from mini_agent.conversation import SUMMARY_HINT, Session
+from mini_agent.instructions import explicit_instructions, missing_from
 from mini_agent.model import AnthropicProvider
-from mini_agent.session import SUMMARY_HINT, Session
 from mini_agent.settings import Settings
 
 RULES_BLOCK = ContextBlock("project_instructions", P0, "# From /repo/AGENTS.md\nRun make check.")

@@ -7,7 +7,7 @@ import json
 import pytest
 from support import TEST_KEY
 
-from mini_agent.config import PRESETS, resolve
+from mini_agent.cli.config import PRESETS, resolve
 from mini_agent.errors import ConfigError
 
 

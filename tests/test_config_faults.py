@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mini_agent.config import FILE_KEYS, resolve
+from mini_agent.cli.config import FILE_KEYS, resolve
 from mini_agent.errors import ConfigError
-from mini_agent.file_update import update_text
+from mini_agent.files.update import update_text
 from mini_agent.trust import TrustStore
 
 USER_CONFIG = '# my own settings\nmax_steps = 7  # keep this\n\n[permissions]\nallow = ["bash(ls)"]\n'

@@ -13,7 +13,7 @@ from fake_api import answer, tool_use
 from support import ScriptedKeys
 from test_interactive import finish, spawn
 
-from mini_agent.safety.gate import ApprovalRequest
+from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Ask, Deny, Grant
 from mini_agent.safety.rules import Rule
 from mini_agent.tools import default_tools

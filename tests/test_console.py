@@ -12,22 +12,21 @@ from rich.console import Console
 from test_markdown_stream import screen
 
 from mini_agent.agent import TurnResult
-from mini_agent.context.injection import Placement, TurnTrace
+from mini_agent.context.injection import ContextInjected, Placement, TurnTrace
+from mini_agent.conversation import Session
 from mini_agent.events import (
     AssistantMessage,
     Compacted,
     CompactionReport,
-    ContextInjected,
     Notice,
     ReplyDiscarded,
     TextDelta,
     ToolFinished,
     ToolStarted,
 )
-from mini_agent.model.usage import Usage
-from mini_agent.session import Session
 from mini_agent.tools.base import ToolResult
 from mini_agent.ui.console import ReplRenderer
+from mini_agent.usage import Usage
 
 LONG_COMMAND = "pytest -x tests/test_markdown_stream.py tests/test_console.py --maxfail=3 -q"
 DIFF = "Edited a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-old line\n+new line\n context\n"

@@ -246,7 +246,7 @@ def test_an_enricher_whose_trigger_is_absent_is_skipped_without_a_thread():
 def test_our_xml_escaping_is_exactly_saxutils(text):
     from xml.sax import saxutils
 
-    from mini_agent.context import xmltext
+    from mini_agent import xmltext
 
     assert xmltext.escape(text) == saxutils.escape(text)
     assert xmltext.quoteattr(text) == saxutils.quoteattr(text)

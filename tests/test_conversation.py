@@ -9,8 +9,8 @@ from fake_api import answer, tool_use
 from support import scripted_agent
 
 from mini_agent.agent import Agent
+from mini_agent.app.launch import context_keeper
 from mini_agent.prompt import static_prompt
-from mini_agent.ui.launch import context_keeper
 
 
 def full_agent(api, settings_for, **overrides) -> tuple[Agent, list]:

@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support import scripted_agent
 
+from mini_agent.app.custom_commands import REPL_BUILTINS, one_shot_prompt
 from mini_agent.commands.catalog import CommandFinder, expand
 from mini_agent.commands.files import read_command, split_front_matter
 from mini_agent.commands.turn import command_turn
-from mini_agent.ui.custom_commands import REPL_BUILTINS, one_shot_prompt
 
 
 def write(path: Path, text: str) -> Path:
@@ -178,7 +178,7 @@ def test_a_built_in_name_wins_and_the_file_is_warned_about_once(dirs):
 
 
 def test_the_repl_builtins_list_matches_the_repls_own_table():
-    from mini_agent.ui.repl_commands import builtin_commands
+    from mini_agent.app.repl_commands import builtin_commands
 
     assert sorted(name for name, _ in builtin_commands(repl=None).names()) == sorted(REPL_BUILTINS)
 

@@ -13,7 +13,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from mini_agent.cli import app
+from mini_agent.cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]

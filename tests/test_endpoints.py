@@ -14,7 +14,7 @@ import pytest
 from fake_api import answer
 from support import FIXTURES
 
-from mini_agent.config import resolve
+from mini_agent.cli.config import resolve
 from mini_agent.model import AnthropicProvider
 from mini_agent.model.discovery import DOCUMENTED_WINDOWS
 from mini_agent.model.endpoints import PRESETS, family_of

@@ -18,10 +18,10 @@ from support import BIN
 from test_sandbox import forced  # noqa: F401  each Linux mechanism in turn
 from trees import GIT, make_repo
 
+from mini_agent.processes.run import BoundedOutput, run_launched
 from mini_agent.safety.sandbox import Confinement, confine, describe, mechanism
 from mini_agent.safety.shell import classify
 from mini_agent.safety.workspace import Workspace
-from mini_agent.tools._process import BoundedOutput, run_launched
 
 SYSTEM_GIT = shutil.which("git", path=os.defpath) or "git"
 """The system's git: a wrapper earlier on PATH (this project's shared test machine disables `git stash`) must not

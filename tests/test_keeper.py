@@ -9,9 +9,10 @@ from conversation import build, is_summary_request, pairing_problems
 from fake_api import answer, failure, tool_use
 from support import scripted_agent
 
-from mini_agent.events import Compacted, ContextInjected, Notice
-from mini_agent.session import SUMMARY_HINT, Session
-from mini_agent.ui.launch import context_keeper
+from mini_agent.app.launch import context_keeper
+from mini_agent.context.injection import ContextInjected
+from mini_agent.conversation import SUMMARY_HINT, Session
+from mini_agent.events import Compacted, Notice
 
 SUMMARY = "## User goals and explicit instructions\nThe user wants the parser fixed.\n## Current step\nReading files."
 

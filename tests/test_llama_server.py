@@ -18,14 +18,14 @@ import pytest
 from conversation import is_summary_request
 
 from mini_agent.agent import Agent
+from mini_agent.app.launch import context_keeper
 from mini_agent.context.tokens import TOKENIZER
+from mini_agent.conversation import Session
 from mini_agent.events import Compacted, ReplyDiscarded, TextDelta
 from mini_agent.model import AnthropicProvider, Request
 from mini_agent.safety.permissions import Allow
-from mini_agent.session import Session
 from mini_agent.tools import default_tools
 from mini_agent.tools.base import ToolContext
-from mini_agent.ui.launch import context_keeper
 
 SMALL_CTX = 512
 LARGE_CTX = 16_384

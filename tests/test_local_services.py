@@ -23,6 +23,7 @@ from fake_api import answer, tool_use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mini_agent.processes.run import BoundedOutput, run_launched
 from mini_agent.safety.sandbox import (
     ENV_VARIABLE,
     Confinement,
@@ -35,7 +36,6 @@ from mini_agent.safety.sandbox import (
 from mini_agent.safety.shell import classify
 from mini_agent.safety.shell.services import ALWAYS
 from mini_agent.safety.workspace import Workspace
-from mini_agent.tools._process import BoundedOutput, run_launched
 
 BIN = Path(sys.executable).parent / "mini-agent"
 LINUX_MECHANISMS = ("bubblewrap", "landlock")

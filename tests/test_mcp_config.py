@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.config import resolve
+from mini_agent.cli.config import resolve
 from mini_agent.errors import ConfigError
 from mini_agent.mcp.servers import expand, servers_in_mcp_json
 from mini_agent.trust import TrustStore

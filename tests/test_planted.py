@@ -90,8 +90,8 @@ def test_a_custom_command_planted_gets_no_allowed_tools_until_trusted(run_cli, a
 
 def test_a_yes_is_remembered_for_exactly_those_rules(tmp_path, monkeypatch):
     """On a terminal the human is asked once; a changed rule asks again; deny rules need no trust."""
-    from mini_agent.config import resolve
-    from mini_agent.ui.rules_setup import prepare
+    from mini_agent.app.rules_setup import prepare
+    from mini_agent.cli.config import resolve
 
     project = make_repo(tmp_path / "project")
     config = project / ".mini-agent" / "config.toml"
@@ -117,7 +117,7 @@ def test_a_yes_is_remembered_for_exactly_those_rules(tmp_path, monkeypatch):
 
 
 def test_a_projects_mode_cannot_loosen_the_users_plan_mode(tmp_path):
-    from mini_agent.config import resolve
+    from mini_agent.cli.config import resolve
 
     project = make_repo(tmp_path / "project")
     (project / ".mini-agent").mkdir()

@@ -10,7 +10,7 @@ import pytest
 from fake_api import answer, tool_use
 from test_interactive import finish, spawn
 
-from mini_agent.safety.gate import doomed
+from mini_agent.gate import doomed
 from mini_agent.tools import default_tools
 from mini_agent.tools.base import ToolContext, execute
 

@@ -12,15 +12,16 @@ import textwrap
 from fake_api import answer, tool_use
 from support import TEST_KEY
 
-from mini_agent.preload import Preload
+from mini_agent.step_preload import Preload
 
 STEP_MODULES = ("mini_agent.safety.shell.classify", "tree_sitter", "tree_sitter_bash")
-LOADED_AHEAD = (*STEP_MODULES, "tiktoken", "mini_agent.preload")
+LOADED_AHEAD = (*STEP_MODULES, "tiktoken", "mini_agent.step_preload")
 
 DRIVER = textwrap.dedent(
     """
     import json, sys
-    from mini_agent import cli, tool_calls
+    from mini_agent import tool_calls
+    from mini_agent.cli import main as cli
     from mini_agent.model.client import AnthropicProvider
 
     seen = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mini_agent.model.pricing import PRICES, cost, family, price_of
-from mini_agent.model.usage import Usage
+from mini_agent.usage import Usage
 
 
 @pytest.mark.parametrize(

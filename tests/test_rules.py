@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.config import resolve
+from mini_agent.cli.config import resolve
 from mini_agent.config_files import project_config, rules_in
 from mini_agent.errors import ConfigError
 from mini_agent.safety.rules import Origin, Rule, parse_rule

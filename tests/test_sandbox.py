@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from mini_agent.processes.run import BoundedOutput, run_launched
 from mini_agent.safety.sandbox import Confinement, blocked, confine, describe, mechanism, unavailable_reason
 from mini_agent.safety.sandbox.confinement import Plan, plan
 from mini_agent.safety.sandbox.landlock import FILE_RIGHTS, READ, carve
 from mini_agent.safety.sandbox.seatbelt import profile
-from mini_agent.tools._process import BoundedOutput, run_launched
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.tools.bash import bash
 
@@ -443,7 +443,7 @@ def test_every_confined_command_runs_with_no_new_privs(forced, layout):
 
 
 def test_a_command_cannot_reach_or_plant_the_warm_servers_socket(forced, layout, tmp_path, monkeypatch):
-    from mini_agent.config import from_environment
+    from mini_agent.cli.config import from_environment
     from mini_agent.warm.paths import runtime_dir
 
     if forced == "landlock":  # it can only grant: inside the writable /tmp it cannot take writing away (README)
@@ -476,7 +476,7 @@ ESCAPES = {
 def reaping(request, forced, monkeypatch) -> str:
     """Both ways of finding what a command started: a cgroup where one is writable, the subreaper elsewhere
     (bubblewrap needs neither: its PID namespace)."""
-    from mini_agent import process_tree
+    from mini_agent.processes import tree as process_tree
 
     if forced == "bubblewrap":
         if request.param != "cgroup":
@@ -527,7 +527,7 @@ def _carrying(token: str) -> list[int]:
 def test_the_sweep_spares_a_confined_process_the_agent_started_itself(layout, monkeypatch):
     """The subreaper's sweep kills orphans with no_new_privs, never the agent's own confined children (a `git
     status` for the context, another call's shell) that happen to run when a command ends."""
-    from mini_agent import process_tree
+    from mini_agent.processes import tree as process_tree
 
     monkeypatch.setenv("MINI_AGENT_SANDBOX", "landlock")
     if mechanism() is None:

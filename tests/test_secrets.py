@@ -11,7 +11,7 @@ from fake_api import answer, tool_use
 from support import TEST_KEY, scripted_agent
 from web_server import WebServer
 
-from mini_agent.config import from_environment
+from mini_agent.cli.config import from_environment
 from mini_agent.settings import secret_values
 
 GITHUB = "ghp_0123456789abcdefSECRET"

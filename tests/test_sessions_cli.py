@@ -93,8 +93,8 @@ def test_a_step_limit_is_recorded_and_the_listing_marks_a_run_that_stopped_witho
     assert error["kind"] == "step_limit" and "--max-steps" in error["message"]
     assert run_cli(["-p", "a good one"], api).returncode == 0
 
+    from mini_agent.app.lifecycle import listing
     from mini_agent.sessions import SessionStore
-    from mini_agent.ui.lifecycle import listing
 
     lines = listing(SessionStore(tmp_path / "mini-agent-home").list(tmp_path))
     assert lines[0].endswith("a good one") and "[stopped" not in lines[0]

@@ -20,8 +20,7 @@ from support import TEST_KEY, scripted_agent
 from mini_agent.agent import Agent
 from mini_agent.context.blocks import P0, P1, ContextBlock, Ledger
 from mini_agent.context.tokens import TOKENIZER
-from mini_agent.model.usage import Usage
-from mini_agent.session import SUMMARY_HINT, Session
+from mini_agent.conversation import SUMMARY_HINT, Session
 from mini_agent.sessions import (
     SessionBusy,
     SessionChanged,
@@ -32,6 +31,7 @@ from mini_agent.sessions import (
 )
 from mini_agent.sessions.journal import read_journal, session_id
 from mini_agent.sessions.resume import UNANSWERED, replay_ledger
+from mini_agent.usage import Usage
 
 RESTORED = ("messages", "request", "hints", "instructions", "usage", "last_usage", "compactions")
 
@@ -386,7 +386,7 @@ def project(tmp_path, monkeypatch):
 
 
 def build_agent(api, settings_for, project: Path) -> Agent:
-    from mini_agent.ui.launch import context_keeper
+    from mini_agent.app.launch import context_keeper
 
     settings = settings_for(api, permission_mode="auto", cwd=project)
     return scripted_agent(settings, keeper=context_keeper)

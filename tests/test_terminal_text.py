@@ -19,7 +19,7 @@ from support import BIN, TEST_KEY, ScriptedKeys, start_cli
 from test_interactive import finish, spawn
 
 from mini_agent.events import ToolFinished
-from mini_agent.safety.gate import ApprovalRequest
+from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Ask, Grant
 from mini_agent.safety.preview import change_preview
 from mini_agent.tools import default_tools
@@ -328,7 +328,7 @@ def test_a_markdown_link_shows_where_it_goes_not_a_hyperlink_with_other_words():
 
 
 def test_repl_views_show_a_carriage_return_and_no_markup_from_what_they_list():
-    from mini_agent.ui.repl_commands import escape
+    from mini_agent.app.repl_commands import escape
 
     out = io.StringIO()
     console = terminal_console(file=out, force_terminal=True, color_system=None, width=100)

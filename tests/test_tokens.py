@@ -13,7 +13,7 @@ from mini_agent.context.tokens import (
     estimate_by_characters,
     message_text,
 )
-from mini_agent.model.usage import Usage
+from mini_agent.usage import Usage
 
 
 def text_message(role: str, body: str) -> dict:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.commands.files import CommandFile, read_command
-from mini_agent.config_files import project_dirs
+from mini_agent.safety.workspace import project_dirs
 
 PROJECT_DIRS = (".mini-agent/commands", ".claude/commands")
 ARGUMENTS_LABEL = "ARGUMENTS:"

@@ -9,12 +9,11 @@ inside the window.
     injection.py       per turn: gather -> fit -> send what is new or changed; the turn trace
     tokens.py          tiktoken (offline) with a character fallback; conversation size anchored on usage
     keeper.py          opens each turn, measures before each request, starts compaction
+    compaction.py      the staged compaction: cheapest stage first, re-measuring after each
     trim.py            stubs and cuts the compactor applies before summarising
     summary_prompt.py  what the summariser is asked
-    instructions.py    the user's explicit instructions, and the check that a summary kept them
-    xmltext.py         escaping for text put inside tags
 
-May import: the model package (usage, messages), tools.base, and the core's vocabulary (errors, events,
-settings, session, prompt); keeper.py also drives compaction.py. Never ui/ or cli. Importing this package
-imports nothing.
+May import what sits below it: conversation, instructions, mcp, model (the summariser's requests), tools.base,
+and the core's vocabulary (errors, events, settings, usage, prompt, xmltext). Never the agent, tool_calls, ui/,
+app/ or cli/. Importing this package imports nothing.
 """

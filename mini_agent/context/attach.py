@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from mini_agent.context.xmltext import escape
-from mini_agent.prompt import system_hint
+from mini_agent.xmltext import escape, system_hint
 
 
 @dataclass(frozen=True)

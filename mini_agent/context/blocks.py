@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from mini_agent.context.xmltext import quoteattr, unescape
+from mini_agent.xmltext import quoteattr, unescape
 
 P0, P1, P2 = 0, 1, 2
 """P0 is never dropped; P2 goes first when the budget is tight."""

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.context.blocks import Skip, TurnInput
-from mini_agent.process_tree import Lineage
-from mini_agent.tools._process import child_environment
+from mini_agent.processes.run import child_environment
+from mini_agent.processes.tree import Lineage
 
 GIT_TIMEOUT = 2.0
 """Seconds for all git runs together; the gatherer stops waiting sooner, this only reaps a stuck git."""

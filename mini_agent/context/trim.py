@@ -4,8 +4,8 @@ tool_use blocks. Each returns new message objects and leaves the originals (and 
 
 from __future__ import annotations
 
-from mini_agent.prompt import system_hint
 from mini_agent.tools.base import truncate_middle
+from mini_agent.xmltext import system_hint
 
 STUB_OVER_CHARS = 500
 STUB_HEAD_CHARS = 200

@@ -13,7 +13,7 @@ from mini_agent.events import Emit, HookRan, Notice
 from mini_agent.hooks.definitions import EVENTS, HookDef
 from mini_agent.hooks.outcome import Outcome, read_outcome
 from mini_agent.hooks.runner import run_hook
-from mini_agent.prompt import system_hint
+from mini_agent.xmltext import system_hint
 
 FILE_TOOLS = ("read_file", "write_file", "edit_file")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.hooks.definitions import HookDef
-from mini_agent.process_tree import kill_group
+from mini_agent.processes.tree import kill_group
 
 OUTPUT_LIMIT = 64 * 1024
 """Bytes of stdout and of stderr kept; a hook that prints more is cut (and said to be)."""

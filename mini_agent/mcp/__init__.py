@@ -2,8 +2,8 @@
 connections through the official `mcp` SDK on one background event loop, their tools as registry tools named
 `mcp__<server>__<tool>`, and the manager that starts them and reports their status.
 
-May import: errors, events, prompt (hints), settings, config_files, trust, tools.base (Tool, ToolError, truncation),
-safety.rules.
+May import: model, hooks, events, xmltext (hints), settings, config_files, trust, tools.base (Tool, ToolError,
+truncation), processes (its stdio servers), safety.
 Never ui/, cli, the agent or context/. The `mcp` SDK (slow to import) is imported only by connection.py, and
 only once a server is about to start.
 """

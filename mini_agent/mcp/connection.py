@@ -23,7 +23,13 @@ from typing import Any, Literal
 
 from mini_agent.errors import ConfigError
 from mini_agent.mcp.servers import ServerDef, expand
-from mini_agent.mcp.stdio_child import NETWORK_VARIABLES, child_writing_to, network_advice, require_command, watch_token
+from mini_agent.processes.stdio_server import (
+    NETWORK_VARIABLES,
+    child_writing_to,
+    network_advice,
+    require_command,
+    watch_token,
+)
 
 Status = Literal["pending", "starting", "ready", "failed", "untrusted"]
 CALL_TIMEOUT = 120.0
@@ -261,7 +267,7 @@ class Connection:
         if group:
             self.group = group
             try:
-                from mini_agent.tools._watchdog import watchdog
+                from mini_agent.processes.watchdog import watchdog
 
                 watchdog().watch(group)
             except Exception:  # noqa: BLE001 - a missing helper must not cost the server

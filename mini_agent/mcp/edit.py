@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 from mini_agent.errors import ConfigError
-from mini_agent.file_update import update_text
+from mini_agent.files.update import update_text
 from mini_agent.mcp.servers import servers_in_table
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from mini_agent.events import HintChanged, Notice
 from mini_agent.mcp.manager import JOINED
-from mini_agent.prompt import system_hint
+from mini_agent.xmltext import system_hint
 
 
 def reporter(agent: Any):

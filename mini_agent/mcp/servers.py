@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mini_agent.config_files import project_dirs
 from mini_agent.errors import ConfigError
+from mini_agent.safety.workspace import project_dirs
 
 Transport = Literal["stdio", "http", "sse"]
 Origin = Literal["user", "project"]

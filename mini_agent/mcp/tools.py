@@ -9,8 +9,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mini_agent.prompt import system_hint
 from mini_agent.tools.base import NetworkError, Tool, ToolContext, ToolError, ToolResult, truncate_middle
+from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
     from mini_agent.mcp.connection import Connection, RemoteTool

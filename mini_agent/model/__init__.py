@@ -8,12 +8,11 @@ assembly of a streamed reply, what a failure means, and what the tokens cost.
     endpoints.py  presets (--provider) and endpoint families
     discovery.py  the context window and default model an endpoint reports
     messages.py   helpers over message params (the API's own shapes), the moving cache breakpoint
-    usage.py      token usage as the API reports it, summed over requests
     pricing.py    prices per model for /cost and the status line
 
-May import: errors, events (what a stream emits), settings, prompt (system_hint). Never context/, tools/,
-safety/, ui/ or the agent. The SDK is imported on first use, never when this package is.
-"""
+May import what sits below it: hooks, events, tools, settings, safety and the leaves (usage.py: token usage as the
+API reports it; xmltext.py: system_hint). Never context/, mcp/, ui/ or the agent. The SDK is imported on first use,
+never when this package is."""
 
 from __future__ import annotations
 

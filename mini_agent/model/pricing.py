@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mini_agent.model.usage import Usage
+from mini_agent.usage import Usage
 
 
 @dataclass(frozen=True)

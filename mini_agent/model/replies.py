@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mini_agent.model.endpoints import accepts_unknown_blocks, wants_thinking_back
-from mini_agent.model.usage import Usage
 from mini_agent.model.wellformed import CUT, CUT_INPUT, CUT_SIBLING, MAX_TOKENS, admit_calls, safe
+from mini_agent.usage import Usage
 
 KNOWN_BLOCKS = frozenset(
     {

@@ -13,6 +13,7 @@ sandbox hides every place that exists under home from confined commands.
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import PurePosixPath
 
 KEYS = (".ssh", ".gnupg", ".password-store", ".local/share/keyrings")
@@ -82,6 +83,9 @@ HOME_ROOTS = frozenset(place for place in PLACES if "/" not in place)
 (`.config`, `.cargo`)."""
 
 # Names of files that likely hold secrets wherever they are, as shell globs on the file name.
+SECRET_NAME = re.compile(r"(_KEY|_TOKEN|_SECRET)$|PASSWORD|^(API_?KEY|TOKEN|SECRET)$", re.IGNORECASE)
+"""An environment variable whose name says it holds a secret."""
+
 SECRET_NAMES = (
     ".env",
     ".env.*",

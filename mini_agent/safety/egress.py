@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, unquote_plus, urlsplit
 
+from mini_agent.safety.credential_places import SECRET_NAME
 from mini_agent.safety.mcp_policy import is_mcp
 from mini_agent.safety.permissions import Allow, Ask, Deny, Verdict
 from mini_agent.safety.secrets import SecretSet
 from mini_agent.safety.workspace import secret_reason
-from mini_agent.settings import SECRET_NAME
 
 RESOLVERS = frozenset(
     "dig nslookup host drill kdig delv getent resolvectl systemd-resolve avahi-resolve avahi-resolve-host-name "

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mini_agent.config_files import project_dirs
 from mini_agent.safety.installation import inside_installation, startup_state, watched
 from mini_agent.safety.sandbox.watch import Fingerprint, look
+from mini_agent.safety.workspace import project_dirs
 
 PROJECT_PLACES = ((".mini-agent", 3), (".mcp.json", 0), (".claude/commands", 3))
 """Where a project's file may grant something, with how many directory levels a change is looked for."""

@@ -6,7 +6,7 @@ import difflib
 import stat
 from pathlib import Path
 
-from mini_agent.tools.base import resolve_path
+from mini_agent.safety.workspace import resolve_path
 
 MAX_PREVIEW_LINES = 400
 MAX_PREVIEW_BYTES = 8 * 1024 * 1024

@@ -217,3 +217,26 @@ def secret_reason(path: Path | str) -> str | None:
 def within(path: Path, base: Path) -> bool:
     """Whether `path` is `base` or below it (both resolved)."""
     return path == base or base in path.parents
+
+
+def resolve_path(cwd: Path, path: str) -> Path:
+    """A path argument as the tools take it: `~` expanded, relative to `cwd`, `..` folded (symlinks kept)."""
+    candidate = Path(os.path.expanduser(path))
+    if not candidate.is_absolute():
+        candidate = cwd / candidate
+    return Path(os.path.normpath(candidate))
+
+
+def project_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
+    """Where a project's files may be, nearest first: the working directory up to its repository's root. Outside
+    a repository only the working directory: a shared directory above (/tmp) must not lend settings, servers or
+    commands to whoever works below it. The home directory is the user's, never a project's."""
+    home = Path.home() if home is None else home
+    walk: list[Path] = []
+    for directory in (cwd, *cwd.parents):
+        if directory == home:
+            return walk[:1]
+        walk.append(directory)
+        if (directory / ".git").exists():
+            return walk
+    return walk[:1]

@@ -2,9 +2,8 @@
 --resume). `journal` writes and reads one file, `store` finds files, `resume` puts a loaded session back into
 an agent.
 
-May import: session, model (messages, usage), context, tools, safety, the agent (to resume into it). Never ui/
-or cli.
-"""
+May import: conversation, model (messages), usage, context, tools, safety, the agent (to resume into it). Never
+ui/, app/ or cli."""
 
 from mini_agent.sessions.journal import SessionBusy, SessionChanged, SessionWriter
 from mini_agent.sessions.resume import resume_into

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mini_agent.context.blocks import P0, Ledger, is_injected
+from mini_agent.conversation import Session
 from mini_agent.model.messages import tool_result, tool_uses
-from mini_agent.model.usage import Usage
 from mini_agent.model.wellformed import repair, safe
-from mini_agent.session import Session
+from mini_agent.usage import Usage
 
 if TYPE_CHECKING:
     from mini_agent.agent import Agent

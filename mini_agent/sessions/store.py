@@ -21,9 +21,9 @@ from datetime import datetime
 from pathlib import Path
 
 from mini_agent import __version__
+from mini_agent.conversation import Session
 from mini_agent.errors import ConfigError
 from mini_agent.safety.secrets import SecretSet
-from mini_agent.session import Session
 from mini_agent.sessions.journal import (
     COUNT_KEY,
     FORMAT_VERSION,

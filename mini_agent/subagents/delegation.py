@@ -10,16 +10,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mini_agent.agent import Agent
+from mini_agent.conversation import Session
 from mini_agent.errors import MiniAgentError, TurnAborted
 from mini_agent.events import Event, SubAgentEvent, TextDelta, ToolFinished
-from mini_agent.model.usage import Usage
-from mini_agent.session import Session
 from mini_agent.subagents.definitions import AgentDefinition
 from mini_agent.subagents.task_tool import TASK
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, ToolRegistry
+from mini_agent.usage import Usage
 
 if TYPE_CHECKING:
-    from mini_agent.safety.gate import ApprovalRequest
+    from mini_agent.gate import ApprovalRequest
     from mini_agent.safety.permissions import Decision
 
 WRITE_TOOLS = ("write_file", "edit_file")

@@ -2,11 +2,11 @@
 and the registry that turns typed functions into the schemas the model sees (base.py).
 
 Helpers the tools share are private modules: _files.py (what was read, for read-before-edit), _textfile.py,
-_edit_help.py, _arguments.py, _process.py and _watchdog.py (child processes that die with us), _pending.py
-(temporary files of killed writes), web_connect.py / web_content.py / html_to_markdown.py (web_fetch).
+_edit_help.py, _arguments.py, _pending.py (temporary files of killed writes); web_connect.py, web_content.py
+and html_to_markdown.py serve web_fetch.
 
-May import: prompt (hints), safety (the workspace, the sandbox a command runs in, address vetting). Never the
-agent, context/, ui/ or cli.
+May import the layers below it (undo, processes, settings, safety, files and the bottom modules); never the
+agent, context/, ui/, app/ or cli/.
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def binary_file_message(path: Path, size: int) -> str:
 def ensure_parent_directory(path: Path) -> None:
     """Create the folders a new file needs at the resolved `path`, following no symlink on the way (see _exact),
     explaining why when that is impossible."""
-    from mini_agent.tools._exact import open_directory
+    from mini_agent.files.exact import open_directory
 
     try:
         os.close(open_directory(path.parent, create=True))

@@ -16,7 +16,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_agent.tools._exact import open_directory
+from mini_agent.files.exact import open_directory
 from mini_agent.tools._files import binary_file_message
 from mini_agent.tools._pending import recorded
 from mini_agent.tools.base import ToolError

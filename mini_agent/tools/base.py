@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from mini_agent.safety.workspace import resolve_path
 from mini_agent.tools._stamps import FileStamp
 
 if TYPE_CHECKING:
@@ -122,12 +123,6 @@ class ToolContext:
             )
 
 
-def resolve_path(cwd: Path, path: str) -> Path:
-    """A path argument as the tools take it: `~` expanded, relative to `cwd`, `..` folded (symlinks kept)."""
-    candidate = Path(os.path.expanduser(path))
-    if not candidate.is_absolute():
-        candidate = cwd / candidate
-    return Path(os.path.normpath(candidate))
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from mini_agent.prompt import system_hint
+from mini_agent.processes.run import BoundedOutput, Finished, child_environment, run_captured, run_launched
 from mini_agent.tools._arguments import CommandText
-from mini_agent.tools._process import BoundedOutput, Finished, child_environment, run_captured, run_launched
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, tool
 from mini_agent.tools.exit_line import exit_line
+from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
     from mini_agent.safety.sandbox.gitguard import GitChanges

@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from mini_agent.files.exact import read_exact
 from mini_agent.tools._arguments import PathText
 from mini_agent.tools._edit_help import find_spans, line_of
-from mini_agent.tools._exact import read_exact
 from mini_agent.tools._files import (
     ensure_parent_directory,
     missing_path_message,

@@ -10,10 +10,9 @@ from typing import Annotated, BinaryIO
 
 from pydantic import Field
 
-from mini_agent.prompt import system_hint
+from mini_agent.files.exact import open_exact, regular
 from mini_agent.safety.workspace import secret_reason
 from mini_agent.tools._arguments import PathText
-from mini_agent.tools._exact import open_exact, regular
 from mini_agent.tools._files import (
     MAX_LINE_CHARS,
     binary_file_message,
@@ -23,6 +22,7 @@ from mini_agent.tools._files import (
 )
 from mini_agent.tools._textfile import SAMPLE_BYTES, Encoding, sniff_encoding
 from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.xmltext import system_hint
 
 MAX_LIMIT = 2000
 MAX_OUTPUT_CHARS = 100_000

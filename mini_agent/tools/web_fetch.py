@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from mini_agent import __version__
-from mini_agent.prompt import system_hint
 from mini_agent.tools.base import NetworkError, ToolContext, ToolError, tool
 from mini_agent.tools.web_connect import Check, Connections, Destinations
 from mini_agent.tools.web_content import decode, kind_of, sniff, snippet
+from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
     import httpx

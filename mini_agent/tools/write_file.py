@@ -6,8 +6,8 @@ import os
 import stat
 from pathlib import Path
 
+from mini_agent.files.exact import open_exact
 from mini_agent.tools._arguments import PathText
-from mini_agent.tools._exact import open_exact
 from mini_agent.tools._files import ensure_parent_directory, os_error_message, parent_problem, require_regular_file
 from mini_agent.tools._textfile import SAMPLE_BYTES, UTF8, count_lines, dominant_newline, sniff_encoding, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool

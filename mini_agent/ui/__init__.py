@@ -1,13 +1,13 @@
-"""Everything that touches the terminal: renderers, the interactive loop, confirmation.
+"""Drawing only: everything that writes to the terminal, and the one question that asks the human.
 
-    launch.py            wiring for a run (agent, keeper, session file, undo)
-    oneshot.py           -p runs: text, json and stream-json output
-    interactive.py       the REPL (agent_build.py: its agent built behind the first prompt; repl_input.py,
-                         slash.py, repl_commands.py, lifecycle.py, context_view.py)
-    console.py           REPL output (markdown_stream.py, markdown_blocks.py, render.py, trace.py)
-    confirm.py           the only code that asks the human
-    *_view.py            what the inspecting subcommands print; show_prompt.py
+    console.py           REPL output for a turn (markdown_stream.py, markdown_blocks.py, markdown_look.py, render.py,
+                         tool_line.py, status_line.py, trace.py)
+    render.py            the core's events as text for a terminal, a log, or a script (text, json, stream-json)
+    confirm.py           the only code that asks the human (approval_view.py, keys.py); trust_question.py
+    repl_input.py        the REPL's input line (prompt-toolkit)
+    *_view.py            what slash commands and inspecting subcommands print
     terminal_text.py     the terminal chokepoint: model/tool/file/command text shown, never interpreted
 
-May import anything below it; only cli imports ui.
+May import the layers below it (context, conversation, tools, model, safety, ...); the agent's
+result types; never app or cli. Nothing below ui imports it.
 """

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mini_agent.safety.gate import ApprovalRequest
+from mini_agent.gate import ApprovalRequest
 from mini_agent.ui.render import KEY_ARGUMENT, describe_call
 from mini_agent.ui.terminal_text import CONTROLS_WARNING, any_controls, has_controls, visible
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from mini_agent.safety.gate import ApprovalRequest
+from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Decision, Deny, refusal_without_human
 from mini_agent.ui.approval_view import FULL_DIFF_KEY, approval_block
 from mini_agent.ui.keys import ENTER, Keys, TerminalKeys

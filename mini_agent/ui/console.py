@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from mini_agent.context.injection import ContextInjected
 from mini_agent.events import (
     AssistantMessage,
     Compacted,
-    ContextInjected,
     Event,
     HintChanged,
     HookRan,
@@ -33,7 +33,7 @@ from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, tool_
 
 if TYPE_CHECKING:
     from mini_agent.agent import TurnResult
-    from mini_agent.session import Session
+    from mini_agent.conversation import Session
 
 DIFF_LINES = 24
 

@@ -1,7 +1,7 @@
 """Renderers: turn the core's events into text for a terminal, a log, or a script.
 
 Plain renderers write with `print` to injected streams and import nothing heavy; the rich renderer for
-interactive use lives in ui/interactive.py. What the text renderers write passes `visible` (ui/terminal_text.py):
+interactive use lives in app/repl.py. What the text renderers write passes `visible` (ui/terminal_text.py):
 a command's or the model's escape sequences are shown, not sent. The JSON renderers write data, escaped by JSON.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from mini_agent.context.injection import ContextInjected
 from mini_agent.events import (
     AssistantMessage,
     Compacted,
-    ContextInjected,
     Event,
     HintChanged,
     HookRan,

@@ -63,9 +63,9 @@ def print_sandbox(settings: Settings, cwd: Path, as_json: bool, out: TextIO) -> 
 def run_confined(settings: Settings, argv: list[str], level: Level, network: bool, cwd: Path) -> int:
     """Run `argv` confined in `cwd` as the agent's commands are, its output going straight to ours; its exit
     status (128+N if killed)."""
-    from mini_agent.process_tree import Lineage
+    from mini_agent.processes.run import child_environment
+    from mini_agent.processes.tree import Lineage
     from mini_agent.safety.sandbox import Confinement, SandboxUnavailable, confine
-    from mini_agent.tools._process import child_environment
 
     confinement = Confinement.for_agent(level, cwd, settings, network)
     env = child_environment()

@@ -11,7 +11,7 @@ from mini_agent.model.pricing import cost
 
 if TYPE_CHECKING:
     from mini_agent.agent import TurnResult
-    from mini_agent.session import Session
+    from mini_agent.conversation import Session
 
 GIVE_WAY = ("cost", "cached", "out", "in")
 """The order in which parts are left out when the line does not fit."""

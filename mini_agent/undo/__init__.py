@@ -9,7 +9,7 @@ plain directories alike, without touching the project's own .git.
     restore.py    putting files back as a snapshot had them
     stack.py      the per-turn undo stack
 
-Imports nothing of the project outside this package.
+May import processes (git runs), files (opens that follow no symlink) and the leaves; nothing above.
 """
 
 from mini_agent.undo.restore import RestoreResult, restore

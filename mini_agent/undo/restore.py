@@ -157,7 +157,7 @@ def _inside_parent(root: bytes, path: bytes, action) -> None:
 def write(root: bytes, path: bytes, entry: Entry, data: bytes, mode: int | None = None) -> None:
     """Replace the file at path with the snapshot's content and mode, atomically; with no mode recorded (an
     older snapshot), the executable bit on the permissions the file has now. Written inside a descriptor of its
-    directory, reached from the project root without following a symlink (the file tools' way, tools/_exact.py):
+    directory, reached from the project root without following a symlink (the file tools' way, files/exact.py):
     a directory swapped for a link to outside the project between the check and the write is refused."""
     directory, name = _parent(root, path, create=True)
     temp = _TEMP_PREFIX + os.urandom(6).hex().encode()
@@ -192,7 +192,7 @@ def write(root: bytes, path: bytes, entry: Entry, data: bytes, mode: int | None 
 def _parent(root: bytes, path: bytes, create: bool) -> tuple[int, bytes]:
     """A descriptor of `path`'s directory and its name there. The root is the user's project, resolved once; below
     it no symlink is followed (ELOOP / ENOTDIR if one was swapped in)."""
-    from mini_agent.tools._exact import open_directory
+    from mini_agent.files.exact import open_directory
 
     parent = Path(os.fsdecode(os.path.realpath(root))) / os.fsdecode(os.path.dirname(path))
     return open_directory(parent, create=create), os.path.basename(path)

@@ -62,7 +62,7 @@ def _work(request: dict, fds: list[int]) -> NoReturn:
 
     try:
         worker.become(request, fds)
-        from mini_agent.cli import main
+        from mini_agent.cli.main import main
     except BaseException as exc:  # noqa: BLE001 - nothing may unwind into the server's loop
         try:
             os.write(2, f"mini-agent: the warm worker could not start: {exc}\n".encode())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mini_agent.tools._watchdog import watchdog  # noqa: E402
+from mini_agent.processes.watchdog import watchdog  # noqa: E402
 from mini_agent.tools.base import ToolContext  # noqa: E402
 from mini_agent.tools.bash import bash  # noqa: E402
 

@@ -10,10 +10,10 @@ import pytest
 from fake_api import answer, tool_use
 
 from mini_agent.agent import Agent
+from mini_agent.conversation import Session
 from mini_agent.model import AnthropicProvider
 from mini_agent.safety.permissions import Allow
 from mini_agent.safety.preview import change_preview
-from mini_agent.session import Session
 from mini_agent.tools import default_tools
 from mini_agent.tools.base import ToolContext
 

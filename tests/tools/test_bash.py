@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.tools._process import BoundedOutput
+from mini_agent.processes.run import BoundedOutput
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.tools.bash import bash
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent.safety.gate import Gate
+from mini_agent.files import exact as _exact
+from mini_agent.files.exact import open_directory, open_exact, openat2, read_exact
+from mini_agent.gate import Gate
 from mini_agent.safety.permissions import Allow, Deny
-from mini_agent.tools import _exact
-from mini_agent.tools._exact import open_directory, open_exact, openat2, read_exact
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.tools.read_file import read_file
 from mini_agent.tools.write_file import write_file
@@ -75,7 +75,7 @@ def test_openat2_refuses_a_symlink_anywhere_on_the_path(tmp_path):
     (tmp_path / "real" / "f").write_text("x")
     (tmp_path / "dirlink").symlink_to(tmp_path / "real")
     (tmp_path / "filelink").symlink_to(tmp_path / "real" / "f")
-    from mini_agent.tools._exact import AT_FDCWD, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS
+    from mini_agent.files.exact import AT_FDCWD, RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS
 
     os.close(openat2(AT_FDCWD, tmp_path / "real" / "f", os.O_RDONLY, resolve=RESOLVE_NO_SYMLINKS))
     for path in (tmp_path / "dirlink" / "f", tmp_path / "filelink"):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from mini_agent.context.blocks import P0, ContextBlock, Enricher, Skip, TurnInput
-from mini_agent.context.xmltext import escape
+from mini_agent.xmltext import escape
 
 MAX_MENTIONS = 10
 """Mentions read per message: every block is P0 (never dropped), so a pasted list of paths must not flood."""
@@ -188,9 +188,9 @@ def _unreadable(shown: str, where: str, size: int, exc: OSError) -> str:
 
 
 def _numbered_contents(shown: str, target: Path, raw: BinaryIO, size: int) -> str:
-    from mini_agent.prompt import system_hint
     from mini_agent.tools._files import numbered
     from mini_agent.tools._textfile import SAMPLE_BYTES, sniff_encoding
+    from mini_agent.xmltext import system_hint
 
     where = escape(str(target))
     sample = raw.read(SAMPLE_BYTES)

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from mini_agent.context.blocks import P1, ContextBlock, Enricher, Skip, TurnInput
-from mini_agent.context.xmltext import escape
+from mini_agent.xmltext import escape
 
 MAX_FILES = 5
 

@@ -28,7 +28,7 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from mini_agent.context.blocks import P1, ContextBlock, Enricher, Skip, TurnInput
 from mini_agent.context.enrich import _timewords as words
-from mini_agent.context.xmltext import escape
+from mini_agent.xmltext import escape
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from mini_agent.context.blocks import P2, ContextBlock, Enricher, Skip, TurnInput
 from mini_agent.context.enrich.mentions import without_code
-from mini_agent.context.xmltext import escape
+from mini_agent.xmltext import escape
 
 # A URL ends at whitespace, quotes, angle brackets, or full-width punctuation (Chinese text has no spaces).
 _URL = re.compile(r"(?<![A-Za-z0-9])https?://[^\s<>\"'`，。；：！？、（）【】《》「」『』]+", re.IGNORECASE)

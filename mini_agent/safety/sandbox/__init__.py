@@ -11,7 +11,7 @@ level; this package only enforces the level. May import what safety/ may.
 
     launch = confine(argv, env, cwd, Confinement("workspace-write", root))
     try:
-        finished = run_launched(launch, cwd, timeout, output)    # tools/_process.py
+        finished = run_launched(launch, cwd, timeout, output)    # processes/run.py
         hint = blocked(text, finished.returncode, confinement)   # "the sandbox blocked a write to ..." or None
         changed = launch.protected_changes()                     # what the mechanism could not block
         git = launch.git_changes()                               # git control files put back; `git.notice()`

@@ -12,15 +12,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from mini_agent.safety import gitrepo
 from mini_agent.safety.credential_places import NOT_SECRET, SANDBOX_HIDDEN
 from mini_agent.safety.sandbox.gitkeep import KEEP
 from mini_agent.safety.workspace import within
-
-if TYPE_CHECKING:
-    from mini_agent.settings import Settings
 
 Level = Literal["read-only", "workspace-write"]
 LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
@@ -33,6 +30,14 @@ READ_ONLY_IN_ROOT = (".mini-agent", ".mcp.json", ".claude/commands")
 outside any sandbox. So do the git dir's control paths (`gitrepo.CONTROL`: config, hooks, commondir...)."""
 ENV_FILE = ".env*"
 """Environment files beside the project (in home and in the root's ancestors) hold other projects' secrets."""
+
+
+class AgentPlaces(Protocol):
+    """What a confinement needs of the agent's settings (`Settings` has these): its own files and directories."""
+
+    config_files: tuple[Path, ...]
+    user_dir: Path
+    data_dir: Path
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ class Confinement:
     """Writable at workspace-write besides the root; None means /tmp and the system temp dir."""
 
     @classmethod
-    def for_agent(cls, level: Level, root: Path, settings: Settings, network: bool = False) -> Confinement:
+    def for_agent(cls, level: Level, root: Path, settings: AgentPlaces, network: bool = False) -> Confinement:
         """What a session's commands get: its config files (and the user config dir) and the running installation
         (when it is inside the project: a `.venv` there) read-only, its data dir
         (sessions, undo snapshots) and the warm server's socket directory hidden. The agent, `mini-agent sandbox`

@@ -25,9 +25,9 @@ from mini_agent.safety.shell import (
     runtime,
     scripts,
     services,
-    session,
     syntax,
     writes,
+    written_files,
 )
 from mini_agent.safety.shell.commands import Command
 from mini_agent.safety.shell.fallback import destructive_shape
@@ -226,7 +226,7 @@ class _Checker:
         hidden += optioncode.scripts(name, arguments)
         for seen in (
             interpreters.inline(name, arguments, place),
-            session.runs(inner[0], name, arguments, place, command.redirects),
+            written_files.runs(inner[0], name, arguments, place, command.redirects),
         ):
             if seen is not None:
                 verdicts += seen.verdicts

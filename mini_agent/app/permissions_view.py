@@ -34,7 +34,7 @@ PROTECTIONS = (
 
 
 def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
-    from mini_agent.ui.rules_setup import untrusted
+    from mini_agent.app.rules_setup import untrusted
 
     rules = settings.rules.rules
     waiting = untrusted(settings)
@@ -71,8 +71,8 @@ def print_rules(settings: Settings, as_json: bool, out: TextIO) -> None:
 
 
 def print_command_check(settings: Settings, command: str, as_json: bool, out: TextIO) -> None:
+    from mini_agent.app.rules_setup import as_obeyed
     from mini_agent.safety.shell import classify
-    from mini_agent.ui.rules_setup import as_obeyed
 
     settings = as_obeyed(settings)  # a project's untrusted allow rules decide nothing
     workspace = Workspace.at(settings.cwd, config_files=settings.config_files, private=settings.private_dirs)

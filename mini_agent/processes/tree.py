@@ -20,7 +20,7 @@ Landlock, Seatbelt) is therefore tracked by something it cannot leave:
   with no_new_privs (then every child carries it).
 
 Bubblewrap needs neither: its PID namespace dies with its init. An unconfined command is a process group, killed
-whole on timeout or Ctrl-C, whose background jobs live until the session ends (see tools/_watchdog.py).
+whole on timeout or Ctrl-C, whose background jobs live until the session ends (see processes/watchdog.py).
 Standard library only; hooks and tools both use it.
 """
 
@@ -171,7 +171,7 @@ def cgroup_home() -> Path | None:
         if pid not in _homes:  # per process: a forked child is not its parent's agent
             _homes[pid] = _make_home()
             if _homes[pid] is not None:
-                from mini_agent.tools._watchdog import watchdog
+                from mini_agent.processes.watchdog import watchdog
 
                 watchdog().watch_cgroup(_homes[pid])
         return _homes[pid]

@@ -1,4 +1,4 @@
-"""`mini-agent undo`: undo a stored session's last turns without starting a session (ui/undo_view.py)."""
+"""`mini-agent undo`: undo a stored session's last turns without starting a session (app/undo_command.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from mini_agent.cli_common import fail, settings_or_exit
+from mini_agent.cli.common import fail, settings_or_exit
 from mini_agent.errors import MiniAgentError
 
 
@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Restore the files the last turn(s) of a session changed, bash and MCP changes included (one-shot `-p`
         runs too), and say what could not be restored. Exit 0 only when everything was."""
-        from mini_agent.ui.undo_view import run_undo
+        from mini_agent.app.undo_command import run_undo
 
         if turns < 1:
             fail("--turns must be 1 or more.")

@@ -30,7 +30,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     interactive = prompt is None and stdin is not None and stdin.isatty()
     settings.require_credentials()
     from mini_agent.model import AnthropicProvider
-    from mini_agent.preload import PRELOAD
+    from mini_agent.step_preload import PRELOAD
 
     provider = AnthropicProvider(settings)
     provider.on_sent = PRELOAD.request_sent  # what the steps need loads during replies, not in the steps
@@ -54,22 +54,22 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
     servers = None
     if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest
-        from mini_agent.ui import mcp_setup
+        from mini_agent.app import mcp_setup
 
         servers = mcp_setup.prepare(settings, can_ask)
         if not interactive:
             servers.start()
     hooks = None
     if settings.hooks:
-        from mini_agent.ui import hooks_setup
+        from mini_agent.app import hooks_setup
 
         hooks = hooks_setup.prepare(settings, can_ask)
     if any(rule.origin.kind == "project" and rule.effect == "allow" for rule in settings.rules.rules):
-        from mini_agent.ui import rules_setup
+        from mini_agent.app import rules_setup
 
         settings = rules_setup.prepare(settings, can_ask)
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
-        from mini_agent.ui.custom_commands import one_shot_prompt
+        from mini_agent.app.custom_commands import one_shot_prompt
 
         prompt, settings = one_shot_prompt(prompt, settings, can_ask=can_ask)
     provider.settings = settings
@@ -80,7 +80,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         # is CPU work like the import, and would only compete with it for the interpreter.
         provider.warm_up(here=True)
 
-    from mini_agent.ui.lifecycle import SessionLifecycle
+    from mini_agent.app.lifecycle import SessionLifecycle
 
     # One-shot runs are undoable too (`mini-agent undo`, or /undo after --continue): the snapshot is taken before
     # the first tool that may change files, never before the first request.
@@ -89,9 +89,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     def build(emit, confirm) -> Agent:
         # Imported here: the REPL builds its agent behind the first prompt, which must not wait for these.
         from mini_agent.agent import Agent
+        from mini_agent.conversation import Session
         from mini_agent.events import Notice
         from mini_agent.prompt import static_prompt
-        from mini_agent.session import Session
         from mini_agent.subagents.delegation import with_subagents
         from mini_agent.tools import default_tools
         from mini_agent.tools.base import ToolContext
@@ -120,13 +120,13 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         return agent
 
     if interactive:
-        from mini_agent.ui.interactive import run_interactive
+        from mini_agent.app.repl import run_interactive
 
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
         return run_interactive(build, settings, sessions, warm_up)
-    from mini_agent.ui.oneshot import run_once
+    from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None
     return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions)
@@ -134,7 +134,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
 
 def context_keeper(agent):
     """The full context machinery: every source and enricher, compaction with the configured model."""
-    from mini_agent.compaction import Compactor
+    from mini_agent.context.compaction import Compactor
     from mini_agent.context.enrich import default_enrichers
     from mini_agent.context.gather import Gatherer
     from mini_agent.context.injection import ContextEngine

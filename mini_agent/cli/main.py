@@ -13,11 +13,11 @@ import time
 import typer
 
 from mini_agent import __version__
-from mini_agent.cli_common import fail, settings_from
-from mini_agent.cli_inspect import register
-from mini_agent.cli_mcp import register as register_mcp
-from mini_agent.cli_server import register as register_server
-from mini_agent.cli_undo import register as register_undo
+from mini_agent.cli.common import fail, settings_from
+from mini_agent.cli.inspect import register
+from mini_agent.cli.mcp import register as register_mcp
+from mini_agent.cli.server import register as register_server
+from mini_agent.cli.undo import register as register_undo
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
 from mini_agent.ui.terminal_text import visible
@@ -156,11 +156,11 @@ def run(
         if settings.permission_mode == "bypass":
             _warn_bypass()
         if show_prompt:
-            from mini_agent.ui.show_prompt import print_prompt
+            from mini_agent.app.show_prompt import print_prompt
 
             print_prompt(settings, sys.stdout, one_shot=prompt is not None or not sys.stdin.isatty())
             raise typer.Exit(ExitStatus.SUCCESS)
-        from mini_agent.ui.launch import launch
+        from mini_agent.app.launch import launch
 
         if continue_ and resume is not None:
             fail("--continue and --resume both pick a session; pass one of them.")
@@ -180,7 +180,7 @@ def run(
         if output_format != "text":  # a script reading stdout gets its one result object, failure or not
             import json
 
-            from mini_agent.ui.oneshot import failure_record
+            from mini_agent.app.oneshot import failure_record
 
             chosen = settings.model if settings is not None else model
             record = failure_record(message, status, chosen, time.monotonic() - started)
@@ -213,8 +213,8 @@ PICK = "\0pick"
 
 
 def _pick_session(settings) -> str | None:
+    from mini_agent.app.lifecycle import listing
     from mini_agent.sessions import SessionStore
-    from mini_agent.ui.lifecycle import listing
 
     sessions = SessionStore(settings.data_dir, settings.secrets).list(settings.cwd)
     if not sessions:

@@ -21,8 +21,8 @@ def run_undo(
 ) -> ExitStatus:
     """Undo `turns` turns of `session` (this directory's latest when None); SUCCESS only when every change of
     those turns was reversed."""
+    from mini_agent.app.lifecycle import undoable_turns, undone_entry
     from mini_agent.sessions import SessionStore
-    from mini_agent.ui.lifecycle import undoable_turns, undone_entry
     from mini_agent.undo import UndoStack, fully_undone, project_snapshots, report_lines, undo_notice
 
     store = SessionStore(settings.data_dir, settings.secret_set)

@@ -11,9 +11,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mini_agent.app.repl_commands import builtin_commands, escape, memory, unicode_console
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted
 from mini_agent.settings import Settings
-from mini_agent.ui.repl_commands import builtin_commands, escape, memory, unicode_console
 
 if TYPE_CHECKING:
     from mini_agent.agent import Agent
@@ -25,7 +25,7 @@ first draw, which they would otherwise compete with for the interpreter."""
 
 class Repl:
     def __init__(self, build: Callable[..., Agent], settings: Settings, sessions) -> None:
-        from mini_agent.ui.agent_build import AgentBuild
+        from mini_agent.app.agent_build import AgentBuild
         from mini_agent.ui.console import ReplRenderer
         from mini_agent.ui.terminal_text import terminal_console
 
@@ -53,7 +53,7 @@ class Repl:
         self.modes = ModeSwitch(lambda: self.mode, self._set_mode)
         self.modes.auto_confirmed = settings.permission_mode == "auto"  # chosen at start (--yes): asked for already
         self.commands = builtin_commands(self)
-        from mini_agent.ui.custom_commands import CustomCommands, finder_for
+        from mini_agent.app.custom_commands import CustomCommands, finder_for
 
         self.custom = CustomCommands(finder_for(settings, (name for name, _ in self.commands.names())))
         self._spaced_above = False
@@ -201,7 +201,7 @@ class Repl:
         return False
 
     def _custom_command(self, line: str) -> bool:
-        from mini_agent.ui.custom_commands import run_in_repl
+        from mini_agent.app.custom_commands import run_in_repl
 
         invocation, warnings = self.custom.find(line)
         for warning in warnings:

@@ -14,16 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mini_agent.context.blocks import P0, ContextBlock
-from mini_agent.context.instructions import missing_from
 from mini_agent.context.summary_prompt import SUMMARY_SYSTEM, render_transcript, summary_request
 from mini_agent.context.tokens import count, count_messages
 from mini_agent.context.trim import drop_dangling_tool_uses, stub_tool_results, truncate_long_blocks
+from mini_agent.conversation import Session
 from mini_agent.errors import ProviderError
 from mini_agent.events import CompactionReport, Emit, ReplyDiscarded
+from mini_agent.instructions import missing_from
 from mini_agent.model import Provider, Request
 from mini_agent.model.messages import text_of
-from mini_agent.prompt import system_hint
-from mini_agent.session import Session
+from mini_agent.xmltext import system_hint
 
 TRUNCATE_OVER_CHARS = 2_000
 SUMMARY_MAX_TOKENS = 4_096

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from mini_agent.agent import Agent, TurnResult
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.events import AssistantMessage, Emit, Event, SubAgentEvent, ToolDenied
-from mini_agent.model.usage import Usage
 from mini_agent.prompt import NON_INTERACTIVE
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
 from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer, denial_record
 from mini_agent.ui.terminal_text import visible
+from mini_agent.usage import Usage
 
 
 def run_once(

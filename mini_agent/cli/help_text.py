@@ -32,12 +32,15 @@ def _width(env) -> int:
 
 
 def _sources_stamp() -> str:
-    package = os.path.dirname(os.path.abspath(__file__))
+    """The command line's own files (this package) and settings.py: what `--help`'s text is made from."""
+    here = os.path.dirname(os.path.abspath(__file__))
     parts = []
-    with os.scandir(package) as entries:
+    with os.scandir(here) as entries:
         for entry in entries:
-            if entry.name.startswith("cli") and entry.name.endswith(".py") or entry.name == "settings.py":
+            if entry.name.endswith(".py"):
                 parts.append(f"{entry.name}:{entry.stat().st_mtime_ns}")
+    settings = os.path.join(os.path.dirname(here), "settings.py")
+    parts.append(f"settings.py:{os.stat(settings).st_mtime_ns}")
     return ",".join(sorted(parts))
 
 
@@ -60,7 +63,7 @@ def render_and_cache(env) -> str:
     """Typer's help text, as `--help` prints it, stored for the next time (best effort)."""
     import typer.main
 
-    from mini_agent.cli import app
+    from mini_agent.cli.main import app
 
     command = typer.main.get_command(app)
     with command.make_context("mini-agent", [], resilient_parsing=True) as context:

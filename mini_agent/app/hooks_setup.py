@@ -37,7 +37,7 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Hoo
 def attach(agent, hooks: Hooks, sessions) -> None:
     """The hooks report through the agent (masked, nested for sub-agents) and describe its session; like the
     commands the agent runs, they do not inherit the model key."""
-    from mini_agent.tools._process import child_environment
+    from mini_agent.processes.run import child_environment
 
     hooks.emit, hooks.mask, hooks.environment = agent.emit, agent.secrets.mask, child_environment
     hooks.mode = lambda: agent.mode

@@ -10,7 +10,7 @@ file, the agent is gone, whatever the reason: the helper SIGKILLs every group it
 still carries the agent's token in its environment (`MINI_AGENT_WATCH`; Linux, /proc), which catches children
 that left their group with `setsid`, and exits.
 
-The agent also sends the path of its cgroup (process_tree.py), when it has one: every contained command ran in a
+The agent also sends the path of its cgroup (processes/tree.py), when it has one: every contained command ran in a
 cgroup beneath it, and the helper kills that whole subtree (`cgroup.kill`) and removes it.
 
 Limit: a process that leaves its group *and* drops the token from its environment (`env -i setsid ...`), or

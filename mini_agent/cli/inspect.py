@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from mini_agent.cli_common import fail, resolved_from, settings_or_exit
+from mini_agent.cli.common import fail, resolved_from, settings_or_exit
 from mini_agent.errors import MiniAgentError
 from mini_agent.settings import PERMISSION_MODES
 from mini_agent.ui.terminal_text import visible
@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
     ) -> None:
         """List the permission rules in force, where each came from, and the built-in protections."""
-        from mini_agent.ui.permissions_view import print_rules
+        from mini_agent.app.permissions_view import print_rules
 
         options = context.obj or {}
         allow, deny = options.get("allow", []), options.get("deny", [])
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
     ) -> None:
         """Show what the agent would do with a shell command: its class, the decision in a mode, and why."""
-        from mini_agent.ui.permissions_view import print_command_check
+        from mini_agent.app.permissions_view import print_command_check
 
         options = context.obj or {}
         mode = mode or options.get("mode")
@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
     ) -> None:
         """Show the effective settings and where each came from (defaults, config files, environment, flags)."""
-        from mini_agent.ui.config_view import print_config
+        from mini_agent.cli.config_view import print_config
 
         options = context.obj or {}
         try:

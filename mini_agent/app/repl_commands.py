@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from mini_agent.app.slash import SlashCommands
 from mini_agent.settings import PERMISSION_MODES
-from mini_agent.ui.slash import SlashCommands
 
 MODELS_SHOWN = 20
 """Model ids `/model` prints before it says how many more the endpoint lists."""

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mini_agent.process_tree import Lineage
-from mini_agent.tools._watchdog import watchdog
+from mini_agent.processes.tree import Lineage
+from mini_agent.processes.watchdog import watchdog
 
 if TYPE_CHECKING:
     from mini_agent.safety.sandbox import Launch

@@ -16,7 +16,7 @@ def settings_from(allow: list[str], deny: list[str], **overrides):
 
 
 def resolved_from(allow: list[str], deny: list[str], **overrides):
-    from mini_agent.config import resolve
+    from mini_agent.cli.config import resolve
 
     resolved = resolve(flags=overrides, allow=allow, deny=deny)
     for notice in resolved.notices:

@@ -50,7 +50,7 @@ def require_command(command: str, path: str) -> None:
 
 def watch_token() -> dict[str, str]:
     try:
-        from mini_agent.tools._watchdog import watchdog
+        from mini_agent.processes.watchdog import watchdog
     except ImportError:
         return {}
     return watchdog().environment()

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mini_agent.context.instructions import explicit_instructions
+from mini_agent.instructions import explicit_instructions
 from mini_agent.model.messages import MessageParam
-from mini_agent.model.usage import Usage
 from mini_agent.model.wellformed import safe
+from mini_agent.usage import Usage
 
 SUMMARY_HINT = "context_summary"
 ERROR_CHARS = 1000

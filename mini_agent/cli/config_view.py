@@ -7,7 +7,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TextIO
 
-from mini_agent.config import Resolved
+from mini_agent.cli.config import Resolved
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW
 from mini_agent.ui.terminal_text import VisibleWriter
 

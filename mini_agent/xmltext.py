@@ -1,4 +1,5 @@
-"""XML escaping for the text we put in tags, as xml.sax.saxutils does it, without importing it.
+"""XML escaping for the text we put in tags, as xml.sax.saxutils does it, without importing it; and the one
+renderer of `<system_hint>` tags.
 
 saxutils pulls in urllib.request and http.client (~25 ms at start-up) for three small functions.
 """
@@ -27,3 +28,9 @@ def quoteattr(text: str) -> str:
             return '"{}"'.format(text.replace('"', "&quot;"))
         return f"'{text}'"
     return f'"{text}"'
+
+
+def system_hint(type: str, text: str, **attrs: str) -> str:
+    """Render a `<system_hint type="..." ...>text</system_hint>` tag with escaped text and attributes."""
+    rendered = "".join(f" {name}={quoteattr(str(value))}" for name, value in {"type": type, **attrs}.items())
+    return f"<system_hint{rendered}>{escape(text)}</system_hint>"

@@ -30,7 +30,7 @@ def _shell() -> None:
 
 
 def _watchdog() -> None:
-    from mini_agent.tools._watchdog import watchdog
+    from mini_agent.processes.watchdog import watchdog
 
     watchdog().start()  # the helper that kills a command's processes with the agent: a Python process to start
 

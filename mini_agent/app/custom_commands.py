@@ -6,9 +6,9 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
+from mini_agent.app.repl_commands import escape
 from mini_agent.commands.catalog import CommandFinder, Invocation
 from mini_agent.settings import Settings
-from mini_agent.ui.repl_commands import escape
 from mini_agent.ui.terminal_text import visible
 
 REPL_BUILTINS = (
@@ -69,8 +69,8 @@ class CustomCommands:
 
 def run_in_repl(repl, invocation: Invocation) -> None:
     """The command's prompt as one turn, with its model and allowed-tools for that turn only."""
+    from mini_agent.app.rules_setup import command_rules
     from mini_agent.commands.turn import command_turn
-    from mini_agent.ui.rules_setup import command_rules
 
     command = command_rules(invocation.command, repl.settings, can_ask=sys.stdin.isatty() and sys.stderr.isatty())
     if command.model:
@@ -100,7 +100,7 @@ def one_shot_prompt(
         print(visible(f"mini-agent: {warning}"), file=err)
     if invocation is None:
         return prompt, settings
-    from mini_agent.ui.rules_setup import command_rules
+    from mini_agent.app.rules_setup import command_rules
 
     return invocation.prompt, one_shot_settings(settings, command_rules(invocation.command, settings, can_ask, err))
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mini_agent.prompt import system_hint
-from mini_agent.session import Session
+from mini_agent.conversation import Session
 from mini_agent.settings import Settings
 from mini_agent.ui.terminal_text import visible
+from mini_agent.xmltext import system_hint
 
 CHECKPOINT, UNDONE = "checkpoint", "undone"
 

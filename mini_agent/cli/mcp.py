@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from mini_agent.cli_common import fail, settings_or_exit
+from mini_agent.cli.common import fail, settings_or_exit
 from mini_agent.errors import MiniAgentError
 from mini_agent.ui.terminal_text import visible
 

@@ -1,0 +1,14 @@
+"""The composition root and the front ends: where a run is wired together and meets the human or a script.
+
+    launch.py          THE composition root: read piped input, build provider, tools, context, session, undo,
+                       hooks, MCP and the agent, then pick the front end
+    agent_build.py     the REPL's agent, built behind its first prompt
+    oneshot.py         -p runs: text, json and stream-json output
+    repl.py            the interactive REPL (repl_commands.py, slash.py, custom_commands.py)
+    lifecycle.py       a session's life outside the loop: its file, /clear, undo by turn
+    hooks_setup.py, mcp_setup.py, rules_setup.py   a project's hooks, servers and allow rules at start-up
+    show_prompt.py     `--show-prompt`
+    undo_command.py    `mini-agent undo`
+
+May import the extensions (subagents, commands, sessions), the agent and everything below; never cli.
+"""
