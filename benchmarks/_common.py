@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fake_api import FakeAnthropicAPI, answer, tool_use  # noqa: E402,F401  (re-exported for the measures)
+from support.fake_api import FakeAnthropicAPI, answer, tool_use  # noqa: E402,F401  (re-exported for the measures)
 
 PYCACHE: Path | None = None
 """Where children keep their bytecode; run.py points it at a temp dir for the run (see child_env)."""

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from _common import FakeAnthropicAPI, Row, answer, bench_settings, failed_row, median, millis, tool_use
-from conversation import is_summary_request, without_cache_control  # tests/ is on the path via _common
+from support.conversation import is_summary_request, without_cache_control  # tests/ is on the path via _common
 
 GATHER_COLD_TARGET = 0.05
 GATHER_CACHED_TARGET = 0.001

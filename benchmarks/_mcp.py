@@ -13,7 +13,7 @@ from pathlib import Path
 
 from _common import ROOT, FakeAnthropicAPI, Row, answer, child_env, failed_row, median, mini_agent_command, seconds
 
-SERVER = ROOT / "tests" / "mcp_server.py"
+SERVER = ROOT / "tests" / "support" / "mcp_server.py"
 PROBE = """
 import sys, time
 started = time.perf_counter()

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from _common import Row, child_env, failed_row, median, millis
-from shell_corpus import CORPUS  # tests/ is on the path via _common
+from support.shell_corpus import CORPUS  # tests/ is on the path via _common
 
 CLASSIFY_TARGET = 0.001
 LOAD_CODE = (

@@ -4,7 +4,7 @@
     python benchmarks/run.py --quick          # fewer repetitions
     python benchmarks/run.py --only oneshot   # one group (or several, comma-separated)
 
-Every model call goes to the loopback fake of tests/fake_api.py; nothing leaves the machine.
+Every model call goes to the loopback fake of tests/support/fake_api.py; nothing leaves the machine.
 See benchmarks/README.md for what each number means.
 """
 

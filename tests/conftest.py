@@ -15,8 +15,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_api import FakeAnthropicAPI  # noqa: E402
 from support import BIN, TEST_KEY  # noqa: E402
+from support.fake_api import FakeAnthropicAPI  # noqa: E402
+from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sandbox mechanism in turn
 
 from mini_agent.settings import Settings  # noqa: E402
 
@@ -39,7 +40,7 @@ os.environ["XDG_RUNTIME_DIR"] = RUNTIME_DIR
 @pytest.fixture(scope="session", autouse=True)
 def _no_warm_server_survives():
     yield
-    from warm_support import stop_servers_in
+    from support.warm import stop_servers_in
 
     stop_servers_in(RUNTIME_DIR)
     shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
@@ -143,3 +144,11 @@ def pytest_runtest_makereport(item, call):
     if report.failed and servers:
         for server in servers:
             report.sections.append((f"llama-server -c {server.ctx} log ({server.log})", server.log_tail()))
+
+
+def pytest_collection_modifyitems(items):
+    """Every test under tests/e2e/ starts the installed command (or a real third-party server): marked `e2e`, so
+    `pytest -m "not e2e"` runs what runs in process."""
+    for item in items:
+        if "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.e2e)

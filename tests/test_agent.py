@@ -7,8 +7,8 @@ import json
 import threading
 
 import pytest
-from fake_api import answer, thinking, tool_use
-from support import scripted_agent
+from support import PATIENCE, scripted_agent
+from support.fake_api import answer, thinking, tool_use
 
 from mini_agent.errors import StepLimitReached, TurnAborted
 from mini_agent.events import HintChanged, Notice
@@ -17,7 +17,7 @@ from mini_agent.safety.permissions import Allow, Deny
 from mini_agent.tools.base import NetworkError, ToolContext, ToolRegistry, tool
 
 calls: list[tuple[str, object]] = []
-barrier = threading.Barrier(2, timeout=10)
+barrier = threading.Barrier(2, timeout=PATIENCE)
 
 
 @tool(risk="read", guidance="Look things up.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from fake_api import answer, tool_use
 from support import scripted_agent
+from support.fake_api import answer, tool_use
 
 from mini_agent.agent import Agent
 from mini_agent.app.launch import context_keeper

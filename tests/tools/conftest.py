@@ -1,3 +1,3 @@
 """Fixtures shared by the tool tests."""
 
-from unprivileged import shared_dir  # noqa: F401 - a fixture, found here by pytest
+from support.unprivileged import shared_dir  # noqa: F401 - a fixture, found here by pytest

@@ -9,14 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_api import answer
+from support import HERE
+from support.fake_api import answer
 
 from mini_agent.tools._pending import PENDING, sweep
 from mini_agent.tools._textfile import write_atomic
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.tools.write_file import write_file
 
-HARNESS = Path(__file__).with_name("write_harness.py")
+HARNESS = HERE / "write_harness.py"
 
 
 def temporaries(directory: Path) -> list[str]:

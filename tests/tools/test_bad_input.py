@@ -7,7 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from fake_api import answer, tool_use
+from support import PATIENCE
+from support.fake_api import answer, tool_use
 
 from mini_agent.agent import Agent
 from mini_agent.conversation import Session
@@ -146,7 +147,7 @@ def test_the_preview_of_a_write_to_a_fifo_does_not_block(tmp_path: Path) -> None
         daemon=True,
     )
     worker.start()
-    worker.join(timeout=10)
+    worker.join(timeout=PATIENCE)
     if worker.is_alive():  # unblock the reader so the thread ends
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     assert not worker.is_alive(), "the preview opened the fifo and waited for a writer"

@@ -8,18 +8,18 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import HERE, PATIENCE, eventually
 
 from mini_agent.processes.run import BoundedOutput
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.tools.bash import bash
 
-HARNESS = Path(__file__).with_name("interrupt_harness.py")
+HARNESS = HERE / "interrupt_harness.py"
 
 
 @pytest.fixture
@@ -59,16 +59,6 @@ def live_members(group: int) -> list[int]:
         if int(fields[2]) == group and fields[0] != "Z":
             members.append(int(entry.name))
     return members
-
-
-def eventually(condition, within: float = 10.0) -> bool:
-    """Poll a condition with a generous bound, only so that a failing test cannot hang."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def kill_quietly(pid: int) -> None:
@@ -209,12 +199,15 @@ def test_background_process_does_not_block_and_keeps_running(ctx, tmp_path):
 
 
 def test_chatty_background_process_survives_the_call(ctx, tmp_path):
-    command = "(while :; do echo tick; sleep 0.02; done) & echo $! > bg.pid; echo started"
+    command = "(while :; do echo tick; echo t >> ticks; sleep 0.02; done) & echo $! > bg.pid; echo started"
     output = run(ctx, command, timeout=20)
     writer = int((tmp_path / "bg.pid").read_text())
+    ticks = tmp_path / "ticks"
     try:
         assert "started" in output and "timed out" not in output and output.endswith("exit code: 0")
-        time.sleep(0.5)  # many writes after our return: a closed pipe would have killed it with SIGPIPE
+        at_return = ticks.stat().st_size
+        # Many writes after our return (each echo to the closed pipe first): SIGPIPE would have ended the loop.
+        eventually(lambda: is_gone(writer) or ticks.stat().st_size >= at_return + 2 * 20, "twenty more ticks")
         assert not is_gone(writer)
     finally:
         kill_quietly(writer)
@@ -226,12 +219,12 @@ def test_ctrl_c_kills_the_group_and_propagates(tmp_path):
     )
     try:
         pgid_file = tmp_path / "pgid"
-        assert eventually(pgid_file.exists, within=30), "the harness never started the command"
+        assert eventually(pgid_file.exists), "the harness never started the command"
         group = int(pgid_file.read_text())
         assert eventually(lambda: len(live_members(group)) >= 2)  # the shell and its sleep
         sleeper = [pid for pid in live_members(group) if pid != group]
         harness.send_signal(signal.SIGINT)
-        stdout, stderr = harness.communicate(timeout=30)
+        stdout, stderr = harness.communicate(timeout=PATIENCE)
     finally:
         harness.kill()
     assert harness.returncode == 130, stderr

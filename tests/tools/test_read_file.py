@@ -8,7 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from unprivileged import as_unprivileged
+from support import PATIENCE
+from support.unprivileged import as_unprivileged
 
 from mini_agent.tools.base import ToolContext, ToolRegistry, ToolResult
 from mini_agent.tools.read_file import COUNT_TOTAL_MAX_BYTES, MAX_OUTPUT_CHARS, read_file
@@ -220,7 +221,7 @@ def test_a_named_pipe_is_refused_without_blocking(ctx: ToolContext, tmp_path: Pa
 
     worker = threading.Thread(target=lambda: results.append(read(ctx, "pipe")), daemon=True)
     worker.start()
-    worker.join(timeout=60)  # only so a regression cannot hang the suite
+    worker.join(timeout=PATIENCE)  # only so a regression cannot hang the suite
 
     assert results and results[0].is_error and "not a regular file" in results[0].content
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from web_server import RequestHandler, Response, WebServer  # tests/ is on sys.path (conftest.py)
+from support.web_server import RequestHandler, Response, WebServer  # tests/ is on sys.path (conftest.py)
 
 from mini_agent.tools.base import ToolContext, ToolError, ToolRegistry, ToolResult
 from mini_agent.tools.web_fetch import web_fetch

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from unprivileged import NOBODY, as_unprivileged
+from support.unprivileged import NOBODY, as_unprivileged
 
 from mini_agent.tools.base import ToolContext, ToolRegistry, ToolResult
 from mini_agent.tools.read_file import read_file

@@ -1,0 +1,76 @@
+"""A long one-shot session through the installed command: it crosses the threshold, compacts, and carries on.
+
+Asserted on what the loopback model received: the summary in segment 3, the P0 blocks present, the request
+verbatim, valid tool pairing, and every request extending the previous one byte for byte between compactions.
+"""
+
+from __future__ import annotations
+
+import json
+from xml.sax.saxutils import unescape
+
+from support.conversation import is_summary_request, pairing_problems, without_cache_control
+from support.fake_api import answer, tool_use
+
+STEPS = 40
+TYPED = "Read every file in data/ one at a time, starting with @data/f00.txt. Don't modify anything."
+SUMMARY = "## User goals and explicit instructions\nRead the data files.\n## Current step\nStill reading."
+
+
+def test_a_forty_step_session_compacts_and_keeps_what_matters(run_cli, api, tmp_path):
+    (tmp_path / "AGENTS.md").write_text("Report in one line per file.\n")
+    (tmp_path / "data").mkdir()
+    for index in range(STEPS):
+        (tmp_path / "data" / f"f{index:02d}.txt").write_text(f"value {index}\n")
+    thoughts = "I am checking the file contents carefully before moving on to the next one. " * 20
+    steps = [
+        answer(f"Step {i}. {thoughts}", tool_use("read_file", {"path": f"data/f{i:02d}.txt"}), measured=True)
+        for i in range(STEPS)
+    ]
+    api.script(*steps, answer("All 40 files read; nothing modified.", measured=True))
+    api.route(is_summary_request, *[answer(SUMMARY) for _ in range(2)])
+
+    done = run_cli(
+        ["-p", TYPED, "--output-format", "json", "--trace", "--max-steps", "60", "--permission-mode", "auto"],
+        api,
+        env={"MINI_AGENT_CONTEXT_WINDOW": "20000"},
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    record = json.loads(done.stdout)
+    bodies = api.message_requests
+    summaries = [b for b in bodies if is_summary_request(b)]
+    main = [b for b in bodies if not is_summary_request(b)]
+    api.routes.clear()  # one compaction is expected; the spare summary reply may stay unused
+    assert len(main) == STEPS + 1 and 1 <= len(summaries) <= 2
+    assert record["result"] == "All 40 files read; nothing modified." and record["compactions"] == len(summaries)
+
+    # The typed text is stored and sent as typed; the enrichers' work is beside it and in the trace.
+    first = main[0]["messages"][0]["content"]
+    assert first[0]["text"] == TYPED
+    assert any(b["text"].startswith('<context name="file:data/f00.txt"') for b in first[1:])
+    trace = record["trace"]
+    assert trace["original"] == TYPED
+    assert {e["name"]: e["status"] for e in trace["enrichers"]}["mentions"] == "applied"
+    assert any(block["name"] == "file:data/f00.txt" and block["status"] == "injected" for block in trace["blocks"])
+    assert trace["compactions"] and trace["compactions"][0]["trigger"] == "auto"
+
+    compacted_at = [i for i, body in enumerate(main) if "context_summary" in json.dumps(body["system"])]
+    assert compacted_at, "the session never compacted"
+    report = trace["compactions"][0]
+    assert report["tokens_before"] > 16_000 > 8_000 > report["tokens_after"]  # 80 % of the window, then half that
+    for index, body in enumerate(main):
+        messages = body["messages"]
+        assert pairing_problems(messages) == [], index
+        texts = [b["text"] for m in messages if m["role"] == "user" for b in m["content"] if b.get("type") == "text"]
+        assert any(TYPED in text for text in texts), f"request {index} lost the original request"
+        assert any("Report in one line per file." in text for text in texts), f"request {index} lost AGENTS.md"
+        if index in compacted_at:
+            segment3 = unescape(body["system"][2]["text"])
+            assert "# Runtime state" in segment3 and "Still reading." in segment3
+            assert "Don't modify anything." in segment3  # restored verbatim: the summary had left it out
+        if index == 0 or index == compacted_at[0]:
+            continue
+        previous = without_cache_control(main[index - 1])
+        current = without_cache_control(body)
+        assert current["system"] == previous["system"] and current["tools"] == previous["tools"]
+        assert current["messages"][: len(previous["messages"])] == previous["messages"], index

@@ -1,0 +1,185 @@
+"""MCP servers end to end: the installed command, a real MCP server (tests/mcp_server.py, written with the `mcp`
+SDK) over stdio and over streamable HTTP on loopback, and the loopback model calling its tools."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from support import MCP_SERVER, eventually
+from support.fake_api import answer, tool_use
+
+
+def user_config(tmp_path: Path, text: str) -> None:
+    home = tmp_path / "mini-agent-home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(text)
+
+
+def stdio_server(name: str = "test", extra: str = "") -> str:
+    command = json.dumps(sys.executable)
+    return f"[mcp_servers.{name}]\ncommand = {command}\nargs = [{json.dumps(str(MCP_SERVER))}]\n{extra}"
+
+
+def tool_results(request: dict) -> list[dict]:
+    return [block for block in request["messages"][-1]["content"] if block.get("type") == "tool_result"]
+
+
+def test_the_model_calls_a_stdio_servers_tools(run_cli, api, tmp_path):
+    user_config(tmp_path, stdio_server())
+    api.script(
+        answer(tool_use("mcp__test__echo", {"text": "hello"}, id="e1")),
+        answer(tool_use("mcp__test__image", {}, id="i1")),
+        answer("done"),
+    )
+    done = run_cli(["-p", "use the server", "--allow", "mcp__test", "--output-format", "json"], api)
+    assert done.returncode == 0, done.stderr.decode()
+    requests = api.message_requests
+    names = [tool["name"] for tool in requests[0]["tools"]]
+    mcp_names = [name for name in names if name.startswith("mcp__")]
+    assert mcp_names == sorted(mcp_names) and "mcp__test__echo" in mcp_names
+    echo = next(tool for tool in requests[0]["tools"] if tool["name"] == "mcp__test__echo")
+    assert echo["description"] == "Echo the text back."
+    assert echo["input_schema"]["required"] == ["text"]
+    assert [tool["name"] for tool in requests[1]["tools"]] == names  # the same tools, same order, every request
+    assert tool_results(requests[1])[0]["content"] == "echo: hello"
+    picture = tool_results(requests[2])[0]["content"]
+    assert picture[0]["type"] == "text" and "here is the picture" in picture[0]["text"]
+    assert "file:///tmp/report.txt" in picture[0]["text"]
+    assert picture[1]["type"] == "image" and picture[1]["source"]["media_type"] == "image/png"
+
+
+def test_errors_and_long_output_come_back_as_tool_results(run_cli, api, tmp_path):
+    user_config(tmp_path, stdio_server())
+    api.script(
+        answer(tool_use("mcp__test__fail", {"reason": "x"}, id="f1"), tool_use("mcp__test__big", {"size": 50000})),
+        answer("done"),
+    )
+    done = run_cli(["-p", "go", "--yes"], api)
+    assert done.returncode == 0, done.stderr.decode()
+    failed, big = tool_results(api.message_requests[1])
+    assert failed["is_error"] is True
+    assert big.get("is_error") is None
+    assert '<system_hint type="truncated"' in big["content"] and len(big["content"]) < 31_000
+
+
+def test_a_streamable_http_server_with_headers(run_cli, api, tmp_path):
+    port_file = tmp_path / "port"
+    server = subprocess.Popen(
+        [sys.executable, str(MCP_SERVER), "--http", str(port_file), "--require-header", "X-Token=tok-SECRET-12345"]
+    )
+    try:
+        eventually(lambda: server.poll() is not None or port_file.exists(), "the MCP server listening")
+        assert server.poll() is None
+        url = f"http://127.0.0.1:{port_file.read_text()}/mcp"
+        user_config(tmp_path, f'[mcp_servers.web]\nurl = "{url}"\nheaders = {{ X-Token = "${{WEB_TOKEN}}" }}\n')
+        api.script(answer(tool_use("mcp__web__add", {"a": 2, "b": 3}, id="a1")), answer("5"))
+        done = run_cli(["-p", "add", "--allow", "mcp__web__add"], api, env={"WEB_TOKEN": "tok-SECRET-12345"})
+        assert done.returncode == 0, done.stderr.decode()
+        assert tool_results(api.message_requests[1])[0]["content"] == "5"
+        listed = run_cli(["mcp", "list"], env={"WEB_TOKEN": "tok-SECRET-12345"})
+        assert "web" in listed.stdout.decode() and "tok-SECRET" not in listed.stdout.decode()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_a_project_server_waits_for_trust(run_cli, api, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    servers = {"mcpServers": {"proj": {"command": sys.executable, "args": [str(MCP_SERVER)]}}}
+    (project / ".mcp.json").write_text(json.dumps(servers))
+    api.script(answer("no tools"))
+    refused = run_cli(["-p", "hi"], api, cwd=project)
+    assert refused.returncode == 0, refused.stderr.decode()
+    assert "MCP server proj" in refused.stderr.decode() and "--trust-project-mcp" in refused.stderr.decode()
+    assert not any(tool["name"].startswith("mcp__") for tool in api.message_requests[0]["tools"])
+
+    api.script(answer("tools"))
+    trusted = run_cli(["-p", "hi", "--trust-project-mcp"], api, cwd=project)
+    assert trusted.returncode == 0, trusted.stderr.decode()
+    assert any(tool["name"] == "mcp__proj__echo" for tool in api.message_requests[1]["tools"])
+
+
+def test_rules_allow_and_deny_mcp_tools(run_cli, api, tmp_path):
+    user_config(tmp_path, stdio_server())
+    api.script(
+        answer(tool_use("mcp__test__echo", {"text": "a"}), tool_use("mcp__test__add", {"a": 1, "b": 2})),
+        answer(tool_use("mcp__test__lookup", {"key": "k"})),
+        answer("done"),
+    )
+    done = run_cli(["-p", "go", "--allow", "mcp__test__e*", "--deny", "mcp__test__add"], api)
+    assert done.returncode == 4, done.stderr.decode()  # a call was refused
+    echo, add = tool_results(api.message_requests[1])
+    assert echo["content"] == "echo: a"
+    assert add["is_error"] and "denied by the rule" in add["content"]
+    (lookup,) = tool_results(api.message_requests[2])  # readOnlyHint of the user's own server: runs unasked
+    assert lookup["content"] == "value of k"
+
+
+def test_without_a_rule_an_mcp_tool_asks_and_nobody_can_answer(run_cli, api, tmp_path):
+    user_config(tmp_path, stdio_server())
+    api.script(answer(tool_use("mcp__test__echo", {"text": "a"})), answer("ok"))
+    done = run_cli(["-p", "go"], api)
+    (echo,) = tool_results(api.message_requests[1])
+    assert echo["is_error"] and "--allow mcp__test__echo " in echo["content"]  # quoted for a shell: nothing to quote
+    assert done.returncode == 4
+
+
+def test_a_crashing_server_degrades_its_tools_and_comes_back(run_cli, api, tmp_path):
+    user_config(tmp_path, stdio_server())
+    api.script(
+        answer(tool_use("mcp__test__crash", {})),
+        answer(tool_use("mcp__test__echo", {"text": "again"})),
+        answer("done"),
+    )
+    done = run_cli(["-p", "go", "--yes"], api)
+    assert done.returncode == 0, done.stderr.decode()
+    first, second, third = api.message_requests
+    (crashed,) = tool_results(second)
+    assert crashed["is_error"] and "MCP server test failed" in crashed["content"]
+    system = " ".join(block["text"] for block in second["system"])
+    assert 'type="tool_degraded"' in system and "mcp__test__*" in system
+    (echo,) = tool_results(third)
+    assert echo["content"] == "echo: again"  # started again on next use
+    assert 'type="tool_degraded"' not in " ".join(block["text"] for block in third["system"])
+    assert done.stderr.decode().count("! MCP server test failed") == 1  # told once
+
+
+def test_an_mcp_call_carrying_the_api_key_asks_and_the_server_never_receives_it(run_cli, api, tmp_path):
+    """A rule allows the tool and the other is read-only, so today both run without a question: a secret in the
+    arguments (raw, upper-cased, base64) must turn each into a question that nobody can answer here."""
+    import base64
+
+    from support import TEST_KEY
+
+    log = tmp_path / "received.txt"
+    user_config(tmp_path, stdio_server(extra=f"env = {{ MCP_TEST_RECEIVED = {json.dumps(str(log))} }}\n"))
+    api.script(
+        answer(
+            tool_use("mcp__test__echo", {"text": f"note: {TEST_KEY}"}, id="e1"),
+            tool_use("mcp__test__echo", {"text": TEST_KEY.upper()}, id="e2"),
+            tool_use("mcp__test__lookup", {"key": base64.b64encode(TEST_KEY.encode()).decode()}, id="l1"),
+            tool_use("mcp__test__echo", {"text": "harmless"}, id="e3"),
+        ),
+        answer("done"),
+    )
+    done = run_cli(["-p", "go", "--allow", "mcp__test__echo"], api)
+    assert done.returncode == 4, done.stderr.decode()  # calls were refused
+    results = {result["tool_use_id"]: result for result in tool_results(api.message_requests[1])}
+    for refused in ("e1", "e2", "l1"):
+        assert results[refused]["is_error"], results[refused]
+        assert "contains the value of ANTHROPIC_API_KEY" in results[refused]["content"]
+    assert results["e3"]["content"] == "echo: harmless"
+    seen = log.read_text()
+    assert "harmless" in seen
+    assert TEST_KEY.lower() not in seen.lower() and base64.b64encode(TEST_KEY.encode()).decode() not in seen
+    assert "ANTHROPIC_API_KEY" in done.stderr.decode()
+
+    api.script(answer(tool_use("mcp__test__echo", {"text": TEST_KEY}, id="a1")), answer("done"))
+    auto = run_cli(["-p", "go", "--permission-mode", "auto"], api)
+    assert auto.returncode == 4, auto.stderr.decode()
+    assert TEST_KEY not in log.read_text()

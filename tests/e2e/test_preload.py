@@ -1,0 +1,135 @@
+"""What the first step needs is loaded while the first request is out, not inside the step, and not by commands
+that never talk to a model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from support import PATIENCE, TEST_KEY
+from support.fake_api import answer, tool_use
+
+from mini_agent.step_preload import Preload
+
+STEP_MODULES = ("mini_agent.safety.shell.classify", "tree_sitter", "tree_sitter_bash")
+LOADED_AHEAD = (*STEP_MODULES, "tiktoken", "mini_agent.step_preload")
+
+DRIVER = textwrap.dedent(
+    """
+    import json, sys
+    from mini_agent import tool_calls
+    from mini_agent.cli import main as cli
+    from mini_agent.model.client import AnthropicProvider
+
+    seen = {}
+    sent, plan = AnthropicProvider._sent, tool_calls.ToolCalls._plan
+
+    def watch_sent(self, request):
+        seen.setdefault("sent", sorted(sys.modules))
+        sent(self, request)
+
+    def watch_plan(self, call):
+        seen.setdefault("tool", sorted(sys.modules))
+        seen.setdefault("grammar_built", sys.modules["mini_agent.safety.shell.grammar"]._language is not None)
+        return plan(self, call)
+
+    AnthropicProvider._sent, tool_calls.ToolCalls._plan = watch_sent, watch_plan
+    sys.argv = ["mini-agent", "-p", "run true", "-y"]
+    try:
+        cli.main()
+    finally:
+        seen["end"] = sorted(sys.modules)
+        with open(OUT, "w") as out:
+            json.dump(seen, out)
+    """
+)
+
+
+def _environment(tmp_path, api_url: str = "http://127.0.0.1:9") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    env.update(
+        ANTHROPIC_BASE_URL=api_url,
+        ANTHROPIC_API_KEY=TEST_KEY,
+        ANTHROPIC_MODEL="claude-test",
+        MINI_AGENT_HOME=str(tmp_path / "home"),
+        NO_COLOR="1",
+    )
+    return env
+
+
+def _drive(api, tmp_path) -> dict:
+    """A `-p` run in a fresh interpreter: the modules loaded as the first request went out, at the first tool
+    call and at the end."""
+    out = tmp_path / "seen.json"
+    driver = DRIVER.replace("OUT", repr(str(out)))
+    done = subprocess.run(
+        [sys.executable, "-c", driver],
+        env=_environment(tmp_path, api.url),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=PATIENCE,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(out.read_text())
+
+
+def test_the_first_tool_call_finds_what_it_needs_loaded_and_start_up_did_not_load_it(api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "true"})), answer("Done."))
+    seen = _drive(api, tmp_path)
+    before, at_tool = set(seen["sent"]), set(seen["tool"])
+    assert not before & set(STEP_MODULES), "loaded before the first request: it would delay that request"
+    assert set(STEP_MODULES) <= at_tool
+    assert seen["grammar_built"] is True
+
+
+def test_a_run_that_ends_with_its_first_reply_never_loads_the_tokenizer(api, tmp_path):
+    api.script(answer("Nothing to run."))
+    seen = _drive(api, tmp_path)
+    assert "tiktoken" not in seen["end"], "loading it would only slow the exit of a one-reply run"
+
+
+def test_commands_that_never_talk_to_a_model_load_none_of_it(tmp_path):
+    for args in (["--version"], ["--help"], ["config"]):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mini_agent", *args],
+            env=_environment(tmp_path),
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PATIENCE,
+        )
+        assert done.returncode == 0, done.stderr.decode()[-500:]
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+        assert not imported & set(LOADED_AHEAD), args
+
+
+def test_a_part_that_fails_to_load_leaves_the_others_and_the_waiters_alone():
+    ran = []
+
+    def broken() -> None:
+        raise ImportError("not installed")
+
+    preload = Preload(for_tools=(broken, lambda: ran.append("tools")), later=(lambda: ran.append("later"),))
+    preload.wait_for_tools(timeout=0.0)  # never started: nothing to wait for
+    preload.request_sent()
+    preload.request_sent()
+    preload.request_sent()  # one load per process, however many requests
+    assert preload.done.wait(10)
+    assert preload.tools_ready.is_set()
+    assert ran == ["tools", "later"]
+
+
+def test_the_rest_loads_only_once_a_second_request_is_out():
+    ran = []
+    preload = Preload(for_tools=(lambda: ran.append("tools"),), later=(lambda: ran.append("later"),))
+    preload.request_sent()
+    assert preload.tools_ready.wait(10)
+    assert not preload.done.wait(0.2), "a run that ends with its first reply must not load the rest"
+    assert ran == ["tools"]
+    preload.request_sent()
+    assert preload.done.wait(10)
+    assert ran == ["tools", "later"]

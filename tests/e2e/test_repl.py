@@ -1,0 +1,316 @@
+"""The full REPL in a real pseudo-terminal against the loopback model: a developer's session, start to end."""
+
+from __future__ import annotations
+
+import json
+
+from support.conversation import without_cache_control
+from support.fake_api import answer, tool_use
+from support.repl import finish, spawn
+
+PROMPT = "›"
+
+
+def typed_turns(request: dict) -> list[str]:
+    return [
+        message["content"][0]["text"]
+        for message in request["messages"]
+        if message["role"] == "user" and message["content"] and message["content"][0].get("type") == "text"
+    ]
+
+
+def test_a_session_answer_edit_undo_context_cost_and_continue(api, tmp_path):
+    target = tmp_path / "app.py"
+    target.write_text("print('old')\n")
+    api.script(
+        answer("# Plan\n\nI will **change** the greeting.\n\n- read it\n- edit it\n"),
+        answer(tool_use("read_file", {"path": "app.py"})),
+        answer(tool_use("edit_file", {"path": "app.py", "old_string": "old", "new_string": "new"})),
+        answer("Changed it."),
+        answer("Noted, it is back to old."),
+    )
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("what will you do?")
+    child.expect("Plan")
+    child.expect("change")
+    child.expect("read it")
+    child.expect(PROMPT)
+    child.sendline("now change the greeting")
+    child.expect("needs your approval")
+    child.expect(r"-print\('old'\)")
+    child.expect(r"\+print\('new'\)")
+    child.expect(r"Allow\? ")
+    child.send("y")  # one key, no Enter
+    child.expect("Changed it.")
+    child.expect("cached")  # the status line after the turn
+    child.expect(PROMPT)
+    assert target.read_text() == "print('new')\n"
+    child.sendline("/undo")
+    child.expect("app.py: undone")
+    child.expect(PROMPT)
+    assert target.read_text() == "print('old')\n"
+    child.sendline("/context")
+    child.expect(r"of 200,000 tokens")
+    child.expect(r"tool schemas\s+[\d,]+")
+    child.expect(r"free space\s+[\d,]+")
+    child.expect(r"window of 200,000 tokens is from the default: the endpoint did not say")
+    child.expect(PROMPT)
+    child.sendline("/cost")
+    child.expect(r"input [\d,]+ · output [\d,]+")
+    child.expect(PROMPT)
+    child.sendline("did it work?")
+    child.expect("Noted, it is back to old.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    after_undo = api.message_requests[4]["messages"][-1]["content"]
+    assert any('type="undo"' in block.get("text", "") and "app.py" in block.get("text", "") for block in after_undo)
+    before = api.message_requests[-1]
+
+    api.script(answer("Continuing."))
+    child = spawn(api, tmp_path, "--continue")
+    child.expect("Continuing session")
+    child.expect(PROMPT)
+    child.sendline("and now?")
+    child.expect("Continuing.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    resumed = api.message_requests[-1]
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "Noted, it is back to old."}]}
+    expected_prefix = without_cache_control(before["messages"]) + [reply]
+    assert without_cache_control(resumed["messages"])[: len(expected_prefix)] == expected_prefix
+    assert json.dumps(resumed["system"]) == json.dumps(before["system"])
+    assert json.dumps(resumed["tools"]) == json.dumps(before["tools"])
+    assert typed_turns(resumed)[-1] == "and now?"
+
+
+def test_ctrl_c_while_the_answer_streams_returns_to_a_working_prompt(api, tmp_path):
+    long_answer = answer(" ".join(f"word{i}" for i in range(400)))
+    long_answer.event_delay = 0.05
+    api.script(long_answer, answer("Still here."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("talk a lot")
+    child.expect("word3")
+    child.sendcontrol("c")
+    child.expect("Interrupted")
+    child.expect(PROMPT)
+    child.sendline("are you there?")
+    child.expect("Still here.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    cut, last = api.message_requests[1]["messages"][-2:]  # the cut reply stays, and a new user message follows
+    assert cut["role"] == "assistant" and len(cut["content"]) == 1
+    assert cut["content"][0]["text"].startswith("word0 word1 word2 word3")
+    assert cut["content"][0]["text"].endswith("[The user interrupted this reply with Ctrl-C; it was cut here.]")
+    typed = [block["text"] for block in last["content"] if not block["text"].startswith("<context")]
+    assert last["role"] == "user" and typed == ["are you there?"]
+
+
+def test_multi_line_input_mode_cycling_completion_and_suggestions(api, tmp_path):
+    api.script(answer("Two lines received."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.send("first line")
+    child.send("\x1b\r")  # Esc, Enter: a newline, not a send
+    child.send("second line\r")
+    child.expect("Two lines received.")
+    child.expect(PROMPT)
+    child.send("\x1b[Z")  # Shift+Tab
+    child.expect(r"\[accept-edits\]")
+    child.send("\x1b[Z")  # towards auto: the first time, the prompt asks
+    child.expect(r"Switch to auto\?")
+    child.send("x")  # any other key: stay, and the key is not typed
+    child.expect(r"\[accept-edits\]")
+    child.sendline("/mode")
+    child.expect("mode accept-edits")
+    child.expect(PROMPT)
+    child.send("\x1b[Z")
+    child.expect(r"Switch to auto\?")
+    child.send("y")
+    child.expect(r"\[auto\]")
+    child.sendline("/mode")
+    child.expect("mode auto")
+    child.expect(PROMPT)
+    child.send("\x1b[Z\x1b[Z\x1b[Z\x1b[Z")  # plan, default, accept-edits, auto: confirmed once, not asked again
+    child.sendline("/mode")
+    child.expect("mode auto")
+    child.expect(PROMPT)
+    child.send("/cos\t")
+    child.expect("/cost")
+    child.send("\r")
+    child.expect(r"input \d+ · output \d+")
+    child.expect(PROMPT)
+    child.sendline("/comapct")
+    child.expect("Unknown command /comapct. Did you mean /compact?")
+    child.expect(PROMPT)
+    child.sendline("/help")
+    child.expect("/undo")
+    child.expect("Shift\\+Tab cycles the mode")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    assert typed_turns(api.message_requests[0]) == ["first line\nsecond line"]
+    # Someone is there to answer: the REPL's model is not told to act without asking.
+    assert "non_interactive" not in " ".join(block["text"] for block in api.message_requests[0]["system"])
+
+
+def test_input_history_persists_between_sessions(api, tmp_path):
+    api.script(answer("One."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("keep this line in the history")
+    child.expect("One.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    api.script(answer("Two."))
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.send("\x1b[A")  # Up: the previous session's input, drawn on the line before Enter is sent
+    child.expect("keep this line in the history")
+    child.send("\r")
+    child.expect("Two.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    assert typed_turns(api.message_requests[-1]) == ["keep this line in the history"]
+
+
+def test_model_clear_and_resume_commands(api, tmp_path):
+    api.script(answer("About apples."), answer("Fresh start."), answer("Back to apples."))
+    api.pages["GET /v1/models"] = {"data": [{"id": "claude-test"}, {"id": "claude-other"}], "has_more": False}
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("tell me about apples")
+    child.expect("About apples.")
+    child.expect(PROMPT)
+    child.sendline("/model")
+    child.expect("the endpoint lists: claude-test, claude-other")
+    child.expect(PROMPT)
+    child.sendline("/model claude-nope")
+    child.expect("claude-nope is not among the models")
+    child.expect(PROMPT)
+    child.sendline("/model claude-other")
+    child.expect("model claude-other")
+    child.expect(PROMPT)
+    child.sendline("/clear")
+    child.expect("New conversation.")
+    child.expect(PROMPT)
+    child.sendline("something else")
+    child.expect("Fresh start.")
+    child.expect(PROMPT)
+    child.sendline("/resume")
+    child.expect(r"1\. .*tell me about apples")
+    child.expect(PROMPT)
+    child.sendline("/resume 1")
+    child.expect("Continuing session")
+    child.expect(PROMPT)
+    child.sendline("and pears?")
+    child.expect("Back to apples.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    fresh, resumed = api.message_requests[1], api.message_requests[2]
+    assert fresh["model"] == "claude-other" and typed_turns(fresh) == ["something else"]
+    assert typed_turns(resumed) == ["tell me about apples", "and pears?"]
+
+
+def test_tab_completes_paths_after_an_at_sign(tmp_path):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from mini_agent.ui.repl_input import ReplCompleter
+
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "main.py").write_text("")
+    (tmp_path / "setup.cfg").write_text("")
+    (tmp_path / ".hidden").write_text("")
+    completer = ReplCompleter(lambda: [("/compact", "compact"), ("/context", "tokens")], lambda: tmp_path)
+
+    def complete(text: str) -> list[str]:
+        return [c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))]
+
+    assert complete("look at @s") == ["setup.cfg", "src/"]
+    assert complete("look at @src/") == ["src/main.py", "src/pkg/"]
+    assert complete("@src/m") == ["src/main.py"]
+    assert complete("/co") == ["/compact", "/context"]
+    assert complete("no mention here") == []
+
+
+def test_resume_without_an_id_lists_the_sessions_and_continues_the_one_picked(run_cli, api, tmp_path):
+    api.script(answer("First."), answer("Second."), answer("Picked the first."))
+    for text in ("the first task", "the second task"):
+        assert run_cli(["-p", text], api).returncode == 0
+    child = spawn(api, tmp_path, "--resume")
+    child.expect(r"1\. .*the second task")  # newest first
+    child.expect(r"2\. .*the first task")
+    child.expect(r"Session number")
+    child.sendline("2")
+    child.expect("Continuing session")
+    child.expect(PROMPT)
+    child.sendline("go on")
+    child.expect("Picked the first.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    assert typed_turns(api.message_requests[-1]) == ["the first task", "go on"]
+
+
+def test_clear_is_a_clean_slate(api, tmp_path):
+    (tmp_path / "apples.txt").write_text("Apples are red.\n")
+    api.script(
+        answer(tool_use("read_file", {"path": "apples.txt"}, id="r1")),
+        answer("Apples are red."),
+        answer(tool_use("edit_file", {"path": "apples.txt", "old_string": "red", "new_string": "green"}, id="e1")),
+        answer("I need to read it first."),
+    )
+    child = spawn(api, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("what colour are apples?")
+    child.expect("Apples are red.")
+    child.expect(PROMPT)
+    child.sendline("/clear")
+    child.expect("New conversation.")
+    child.expect(PROMPT)
+    child.sendline("make them green")
+    child.expect("I need to read it first.")  # not even asked: an edit of a file not read cannot succeed
+    assert "needs your approval" not in child.before
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    assert finish(child) == 0
+    fresh = api.message_requests[2]
+    sent = json.dumps(fresh)
+    # None of the old conversation's activity: not its words, not its tool calls, not the file it read.
+    assert typed_turns(fresh) == ["make them green"]
+    assert "what colour" not in sent and "r1" not in sent and "read_file {" not in sent
+    # The read-before-edit state went too: the edit is refused until the file is read again.
+    result = api.message_requests[3]["messages"][-1]["content"][0]
+    assert result["is_error"] and "read" in result["content"].lower()
+    assert (tmp_path / "apples.txt").read_text() == "Apples are red.\n"
+
+
+def test_the_first_move_into_auto_by_shift_tab_waits_for_a_yes():
+    from mini_agent.ui.repl_input import ModeSwitch
+
+    state = {"mode": "default"}
+    modes = ModeSwitch(lambda: state["mode"], lambda mode: state.update(mode=mode))
+    modes.cycle()
+    assert state["mode"] == "accept-edits" and not modes.asking
+    modes.cycle()
+    assert state["mode"] == "accept-edits" and modes.asking  # asked, not switched
+    modes.answer(False)
+    assert state["mode"] == "accept-edits" and not modes.asking
+    modes.cycle()
+    modes.cycle()  # Shift+Tab again at the question passes auto over
+    assert state["mode"] == "plan" and not modes.asking
+    modes.cycle(), modes.cycle(), modes.cycle()
+    assert modes.asking
+    modes.answer(True)
+    assert state["mode"] == "auto"
+    for expected in ("plan", "default", "accept-edits", "auto"):  # once confirmed, the cycle runs freely
+        modes.cycle()
+        assert state["mode"] == expected and not modes.asking

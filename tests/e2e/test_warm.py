@@ -1,0 +1,430 @@
+"""The warm start, with real processes: the installed command, a real server in a private runtime directory,
+the loopback model. Whatever the path, an invocation gives the same output, exit code and session files."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+from support import BIN, PATIENCE, TEST_KEY, alive, ctrl_c_while_running, eventually, script_an_edit_to_approve
+from support.fake_api import answer, tool_use
+from support.unprivileged import NOBODY
+from support.warm import (
+    command,
+    installed,
+    private_runtime_dir,
+    servers_in,
+    start,
+    status,
+    stop_servers_in,
+    wait_for_server,
+)
+
+import mini_agent
+from mini_agent.warm import protocol
+
+
+@pytest.fixture
+def runtime(tmp_path):
+    directory = private_runtime_dir()
+    yield directory
+    stop_servers_in(directory)
+
+
+def environment(api, tmp_path: Path, runtime: Path, warm: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    env.update(
+        ANTHROPIC_BASE_URL=api.url if api else "http://127.0.0.1:9",
+        ANTHROPIC_API_KEY=TEST_KEY,
+        ANTHROPIC_MODEL="claude-test",
+        NO_COLOR="1",
+        TERM="xterm",
+        MINI_AGENT_RETRY_BASE_DELAY="0.01",
+        MINI_AGENT_MAX_RETRIES="2",
+        MINI_AGENT_HOME=str(tmp_path / "home"),
+        XDG_RUNTIME_DIR=str(runtime),
+        MINI_AGENT_SERVER_IDLE="120",
+    )
+    if not warm:
+        env["MINI_AGENT_NO_SERVER"] = "1"
+    return env
+
+
+def served(env: dict) -> int:
+    return int(status(env).get("invocations served", "0"))
+
+
+VARIABLE = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"), "<when>"),
+    (re.compile(r"Time: \d\d:\d\d"), "Time: <hh:mm>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d\b"), "<hh:mm:ss>"),
+    (re.compile(r"toolu_\d+"), "toolu_<n>"),  # the loopback model numbers its tool calls across the test
+    (re.compile(r'"(duration_ms|duration_api_ms)": ?\d+'), r'"\1": 0'),
+    (re.compile(r"\b[0-9a-f]{8}\b"), "<id>"),
+    (re.compile(r"\d+(\.\d+)? ?(ms|s)\b"), "<t>"),
+]
+
+
+def normal(text: str) -> str:
+    for pattern, replacement in VARIABLE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def sessions(home: Path) -> list[str]:
+    return [normal(path.read_text()) for path in sorted(home.rglob("sessions/**/*.jsonl"))]
+
+
+CASES = {
+    "text": (["-p", "say hi"], None),
+    "json": (["-p", "say hi", "--output-format", "json"], None),
+    "stream-json": (["-p", "say hi", "--output-format", "stream-json"], None),
+    "piped": ([], b"the task, from a pipe"),
+    "piped beside -p": (["-p", "review this"], b"some diff\n"),
+    "usage error": (["--output-format", "yaml", "-p", "x"], None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_warm_path_gives_what_the_normal_path_gives(api, tmp_path, runtime, case):
+    args, piped = CASES[case]
+    results = {}
+    for warm in (False, True):
+        home = tmp_path / ("warm" if warm else "cold")
+        env = environment(api, home, runtime, warm)
+        if warm:
+            start(env)
+        before = served(env) if warm else 0
+        if case != "usage error":
+            api.script(answer(tool_use("read_file", {"path": "notes.txt"})), answer("Hi: the notes say 42."))
+        (tmp_path / "notes.txt").write_text("42\n")
+        stdin = {"input": piped} if piped is not None else {"stdin": subprocess.DEVNULL}
+        done = command(args, env, cwd=tmp_path, **stdin)
+        if warm:
+            assert served(env) == before + 1  # it really went through the server
+        results[warm] = (done.returncode, normal(done.stdout.decode()), normal(done.stderr.decode()), sessions(home))
+    assert results[True] == results[False]
+    assert results[True][0] == (2 if case == "usage error" else 0)
+
+
+def test_ctrl_c_reaches_the_worker_and_its_command(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    api.script(answer(tool_use("bash", {"command": "exec sleep 60.5151"})))
+    child = subprocess.Popen(
+        [str(BIN), "-p", "wait", "--yes"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    # SIGINT to the client in the foreground, as a terminal's Ctrl-C does
+    assert "Interrupted" in ctrl_c_while_running(child, "sleep", "60.5151")
+
+
+def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    target = script_an_edit_to_approve(api, tmp_path)
+    child = pexpect.spawn(
+        str(BIN),
+        ["-p", "change it"],
+        cwd=str(tmp_path),
+        env=env,
+        dimensions=(40, 120),
+        timeout=PATIENCE,
+        encoding="utf-8",
+    )
+    child.expect("needs your approval")
+    child.expect(r"Allow\? \[y/n/e\]")
+    child.send("y")
+    child.expect("Done.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert target.read_text() == "new line\n"
+    assert served(env) == before + 1
+
+
+def test_a_changed_source_file_is_never_served_by_the_old_server(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    old = start(env)
+    source = Path(installed("os.path.dirname(mini_agent.__file__)")) / "warm" / "__init__.py"
+    stamp = source.stat()
+    try:
+        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+        api.script(answer("Fresh."))
+        done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert (done.returncode, done.stdout) == (0, b"Fresh.\n")
+        eventually(lambda: not alive(old), "the outdated server leaving instead of serving")
+        assert wait_for_server(env) != old  # and the run started a new one from the current code
+    finally:
+        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+
+
+def test_a_killed_server_falls_back_cleanly_and_is_replaced(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    old = start(env)
+    os.kill(old, signal.SIGKILL)
+    api.script(answer("Still works."))
+    done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"Still works.\n", b"")
+    assert wait_for_server(env) != old
+
+
+def test_no_server_is_started_or_used_when_turned_off(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=False)
+    api.script(answer("One."))
+    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).returncode == 0
+    env = environment(api, tmp_path, runtime, warm=True)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "config.toml").write_text("warm_start = false\n")
+    api.script(answer("Two."))
+    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).stdout == b"Two.\n"
+    # A run that starts a server has spawned it before it exits (the server then waits for the run to end before
+    # loading): so no server process for this runtime directory now means none was started. No clock needed.
+    assert servers_in(runtime) == [] and status(env)["warm server"] == "not running"
+
+
+def test_server_status_and_stop(tmp_path, runtime):
+    env = environment(None, tmp_path, runtime, warm=True)
+    assert status(env)["warm server"] == "not running"
+    pid = start(env)
+    found = status(env)
+    assert found["warm server"].startswith("running") and int(found["pid"]) == pid
+    assert found["socket"].startswith(str(runtime)) and float(found["memory (RSS)"].split()[0]) > 10
+    done = command(["server", "stop"], env)
+    assert done.stdout.decode().strip() == f"warm server: stopped (pid {pid})"
+    assert not alive(pid) and status(env)["warm server"] == "not running"
+
+
+def test_a_runtime_directory_others_may_enter_means_no_warm_start(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    (runtime / "mini-agent").mkdir(mode=0o755)
+    (runtime / "mini-agent").chmod(0o755)
+    api.script(answer("Cold."))
+    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).stdout == b"Cold.\n"
+    assert "no private runtime directory" in status(env)["socket"]
+
+
+PR_SET_NO_NEW_PRIVS = 38
+OUTSIDERS = ["another user", "a sandboxed process of ours"]
+"""Who must get nothing from either end: a process of another uid, and one of ours running with no_new_privs,
+as every command in the agent's sandbox does (Landlock cannot hide /tmp/mini-agent-<uid> from it)."""
+
+
+def _as_outsider(who: str, action) -> int:
+    if who == "another user" and os.geteuid() != 0:
+        pytest.skip("needs root to run a process as another user")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if who == "another user":
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+            else:
+                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+            action()
+        finally:
+            os._exit(0)
+    return pid
+
+
+@pytest.mark.parametrize("who", OUTSIDERS)
+def test_a_socket_planted_by_an_outsider_gets_nothing_from_the_client(api, tmp_path, runtime, who):
+    """A listener at our socket path that is not ours, or is sandboxed, is refused: no environment, no
+    descriptors; the invocation runs the normal way."""
+    env = environment(api, tmp_path, runtime, warm=True)
+    shared = Path(f"/tmp/ma-shared-{os.getpid()}")
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    received = shared / "received"
+    ready = shared / "ready"
+
+    def listen() -> None:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(shared / "s.sock"))
+        server.listen(1)
+        ready.write_text("")
+        server.settimeout(20)
+        connection, _ = server.accept()
+        connection.settimeout(3)
+        data = b""
+        try:
+            while chunk := connection.recv(65536):
+                data += chunk
+        except OSError:
+            pass
+        received.write_bytes(data)
+
+    listener = _as_outsider(who, listen)
+    try:
+        while not ready.exists():
+            time.sleep(0.02)
+        (runtime / "mini-agent").mkdir(mode=0o700, exist_ok=True)
+        os.rename(shared / "s.sock", installed(f"paths.socket_path({str(runtime / 'mini-agent')!r})"))
+        api.script(answer("Served here."))
+        done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert (done.returncode, done.stdout) == (0, b"Served here.\n")
+        os.waitpid(listener, 0)
+        assert received.read_bytes() == b""  # it connected, saw who listened, and sent not a byte
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)])
+
+
+@pytest.mark.parametrize("who", OUTSIDERS)
+def test_the_server_answers_no_outsider(tmp_path, runtime, who):
+    """Not another user, and not a sandboxed command of ours asking for a run outside its sandbox."""
+    env = environment(None, tmp_path, runtime, warm=True)
+    pid = start(env)
+    path = installed(f"paths.socket_path({str(runtime / 'mini-agent')!r})")
+    os.chmod(runtime, 0o755)  # let `nobody` reach the socket: only the server's check is left to refuse it
+    os.chmod(runtime / "mini-agent", 0o755)
+    os.chmod(path, 0o777)
+    answer_file = Path(f"/tmp/ma-answer-{os.getpid()}")
+
+    def ask() -> None:
+        try:
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.settimeout(10)
+            client.connect(path)
+            protocol.send(client, {"op": "status"})  # what `mini-agent server status` asks: answered to us
+            answer_file.write_bytes(client.recv(1000) or b"EOF")
+        except (ConnectionResetError, BrokenPipeError):  # closed with our bytes unread: silent as an end
+            answer_file.write_bytes(b"EOF")
+        except OSError as exc:
+            answer_file.write_text(repr(exc))
+
+    try:
+        ask()
+        assert answer_file.read_bytes() not in (b"EOF", b""), "the same question from us is answered"
+        answer_file.unlink()
+        os.waitpid(_as_outsider(who, ask), 0)
+        assert answer_file.read_bytes() == b"EOF"
+        assert alive(pid)
+    finally:
+        os.chmod(runtime / "mini-agent", 0o700)
+        answer_file.unlink(missing_ok=True)
+
+
+def test_a_sandboxed_mini_agent_runs_in_its_sandbox_not_in_the_server(api, tmp_path, runtime):
+    """A command the agent runs may itself run mini-agent: with no_new_privs set it is never handed over."""
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    api.script(answer("Ran here."))
+    confined = f"import ctypes, os; ctypes.CDLL(None).prctl({PR_SET_NO_NEW_PRIVS}, 1, 0, 0, 0); "
+    confined += f"os.execv({str(BIN)!r}, [{str(BIN)!r}, '-p', 'hi'])"
+    done = subprocess.run(
+        [sys.executable, "-c", confined], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True
+    )
+    assert (done.returncode, done.stdout) == (0, b"Ran here.\n"), done.stderr
+    assert served(env) == before
+
+
+def test_version_and_help_answer_without_typer_and_help_matches_typer(tmp_path, runtime):
+    env = environment(None, tmp_path, runtime, warm=True)
+    env["COLUMNS"] = "100"
+    assert command(["--version"], env).stdout == f"mini-agent {mini_agent.__version__}\n".encode()
+    typer_help = subprocess.run(
+        [str(BIN.parent / "python"), "-m", "mini_agent", "--help"], env=env, capture_output=True
+    ).stdout
+    first = command(["--help"], env)
+    cached = list((tmp_path / "home" / "cache").glob("help-*.txt"))
+    second = command(["--help"], env)
+    assert first.stdout == second.stdout == typer_help and len(cached) == 1
+    trace = command(["--help"], {**env, "PYTHONVERBOSE": "1"}).stderr.decode()
+    assert "import 'typer" not in trace and "import 'anthropic" not in trace
+    assert json.loads(json.dumps(status(env)))["warm server"] == "not running"  # neither started a server
+
+
+def _unshare_works() -> bool:
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _unshare_works(), reason="cannot make a network namespace here")
+def test_a_run_in_another_network_namespace_runs_there_not_in_the_server(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    api.script(answer("Reached from the server's network."))
+    done = subprocess.run(
+        ["unshare", "-n", str(BIN), "-p", "hi"], env=env, cwd=tmp_path, capture_output=True, timeout=PATIENCE
+    )
+    # Inside the namespace the loopback model does not exist: the run must fail to reach it, as a run of its own.
+    assert done.returncode != 0 and b"Reached" not in done.stdout
+    assert b"Cannot connect" in done.stderr
+    assert served(env) == before
+    api.replies.clear()
+
+
+def test_a_run_with_other_resource_limits_runs_on_its_own(api, tmp_path, runtime):
+    import resource
+
+    env = environment(api, tmp_path, runtime, warm=True)
+    start(env)
+    before = served(env)
+    api.script(answer("Fine."))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lower = min(soft, 512) - 1
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lower, hard))
+
+    done = subprocess.run(
+        [str(BIN), "-p", "hi"], env=env, cwd=tmp_path, capture_output=True, timeout=PATIENCE, preexec_fn=limited
+    )
+    assert (done.returncode, done.stdout) == (0, b"Fine.\n")
+    assert served(env) == before  # a worker forked from the server would have had the server's limits
+
+
+def test_the_worker_dies_with_its_supervisor(api, tmp_path, runtime):
+    env = environment(api, tmp_path, runtime, warm=True)
+    server = start(env)
+    marker = tmp_path / "started"
+    api.script(answer(tool_use("bash", {"command": f"touch {marker}; sleep 120"})), answer("never"))
+    client = subprocess.Popen(
+        [str(BIN), "-p", "go", "--allow", "bash"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        watcher = os.pidfd_open(client.pid)
+        while not marker.exists():  # the command runs: the worker is at work
+            assert client.poll() is None, client.stderr.read().decode()
+            select.select([watcher], [], [], 0.05)
+        supervisor = next(pid for pid in _children(server))
+        (worker,) = _children(supervisor)
+        os.kill(supervisor, signal.SIGKILL)
+        gone = os.pidfd_open(worker)
+        ready, _, _ = select.select([gone], [], [], 60)  # an event, not a clock: the pidfd turns readable at exit
+        assert ready, "the worker outlived its supervisor"
+        assert client.wait(timeout=PATIENCE) == 1
+    finally:
+        client.kill()
+        client.wait()
+        api.replies.clear()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found

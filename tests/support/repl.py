@@ -1,0 +1,32 @@
+"""The installed command in a real pseudo-terminal (pexpect), against the loopback model."""
+
+from __future__ import annotations
+
+import os
+
+import pexpect
+
+from support import BIN, PATIENCE, TEST_KEY
+
+
+def spawn(api, cwd, *args: str) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    env.update(
+        ANTHROPIC_BASE_URL=api.url,
+        ANTHROPIC_API_KEY=TEST_KEY,
+        ANTHROPIC_MODEL="claude-test",
+        NO_COLOR="1",
+        TERM="xterm",
+        MINI_AGENT_RETRY_BASE_DELAY="0.01",
+        MINI_AGENT_HOME=str(cwd / "mini-agent-home"),
+        MINI_AGENT_NO_SERVER="1",
+    )
+    return pexpect.spawn(
+        str(BIN), list(args), cwd=str(cwd), env=env, dimensions=(40, 120), timeout=PATIENCE, encoding="utf-8"
+    )
+
+
+def finish(child: pexpect.spawn) -> int:
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus

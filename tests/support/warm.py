@@ -1,0 +1,81 @@
+"""Helpers for tests of the warm start: a private runtime directory per test, the server in it, its status."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from support import BIN, PATIENCE, eventually
+
+
+def private_runtime_dir() -> Path:
+    """Short (a socket path has ~100 bytes) and 0700, as $XDG_RUNTIME_DIR is."""
+    return Path(tempfile.mkdtemp(prefix="ma-rt-"))
+
+
+def command(args: list[str], env: dict, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN), *args], env=env, capture_output=True, timeout=PATIENCE, **kwargs)
+
+
+def status(env: dict) -> dict[str, str]:
+    """`mini-agent server status` as a dict of its lines ("warm server", "pid", ...)."""
+    done = command(["server", "status"], env)
+    lines = [line.partition(": ") for line in done.stdout.decode().splitlines()]
+    return {key: value for key, _, value in lines}
+
+
+def start(env: dict) -> int:
+    done = command(["server", "start"], env)
+    assert done.returncode == 0, done.stderr.decode()
+    return int(done.stdout.decode().rsplit(" ", 1)[-1])
+
+
+def wait_for_server(env: dict) -> int:
+    """The pid of the server once it answers (one started in the background by a normal run)."""
+
+    def running() -> int | None:
+        found = status(env)
+        return int(found["pid"]) if found.get("warm server", "").startswith("running") else None
+
+    return eventually(running, "a warm server coming up", interval=0.2)
+
+
+def servers_in(runtime_dir: str | Path) -> list[int]:
+    """The pids of the servers whose socket is in `runtime_dir` (from /proc: a socket says no pid)."""
+    marker = f"XDG_RUNTIME_DIR={Path(runtime_dir)}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"mini_agent.warm.server" in cmdline and marker in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def stop_servers_in(runtime_dir: str | Path) -> None:
+    """Stop every server whose socket is in `runtime_dir`."""
+    for pid in servers_in(runtime_dir):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def installed(expression: str) -> str:
+    """`expression` evaluated by the installed command's interpreter, away from the checkout: `python -m pytest`
+    puts the checkout first on sys.path, and in CI (a non-editable install) that is another copy, whose
+    installation key, socket name and files are not the ones the command uses."""
+
+    code = f"import mini_agent, mini_agent.warm.paths as paths, os; print({expression})"
+    with tempfile.TemporaryDirectory() as neutral:
+        done = subprocess.run([sys.executable, "-c", code], cwd=neutral, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
