@@ -14,9 +14,9 @@ from _common import Row, failed_row, median, millis
 
 from mini_agent.processes import run as _process
 from mini_agent.processes.watchdog import Watchdog
-from mini_agent.tools._textfile import write_atomic
 from mini_agent.tools.base import ToolContext
 from mini_agent.tools.bash import bash
+from mini_agent.tools.textfile import write_atomic
 
 
 def fault_rows(runs: int) -> list[Row]:

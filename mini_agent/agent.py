@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from mini_agent.conversation import Session
 from mini_agent.errors import ContextOverflow, MiniAgentError, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, Event, Notice, ReplyDiscarded, TextDelta
+from mini_agent.files.pending import sweep
 from mini_agent.gate import Confirm, Gate
 from mini_agent.hooks import NO_HOOKS, PromptBlocked
 from mini_agent.model import Provider, Reply, Request
@@ -21,7 +22,6 @@ from mini_agent.model.wellformed import safe
 from mini_agent.prompt import build_system
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from mini_agent.tool_calls import ToolCalls
-from mini_agent.tools._pending import sweep
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.usage import Usage
 

@@ -167,6 +167,18 @@ def test_a_function_level_import_is_an_edge(tmp_path: Path) -> None:
     assert found == {"mini_agent.ui.render", "mini_agent.ui"}
 
 
+def test_a_private_module_is_imported_only_inside_its_package() -> None:
+    outside = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if target.rpartition(".")[2].startswith("_")
+        and not target.endswith("__main__")
+        and not module.startswith(target.rpartition(".")[0] + ".")
+    )
+    assert outside == []
+
+
 def test_every_package_says_what_it_owns() -> None:
     for init in PACKAGE.rglob("__init__.py"):
         docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))

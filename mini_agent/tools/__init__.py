@@ -1,9 +1,9 @@
 """The five tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each,
 and the registry that turns typed functions into the schemas the model sees (base.py).
 
-Helpers the tools share are private modules: _files.py (what was read, for read-before-edit), _textfile.py,
-_edit_help.py, _arguments.py, _pending.py (temporary files of killed writes); web_connect.py, web_content.py
-and html_to_markdown.py serve web_fetch.
+Shared by the file tools and by @mentions (context/): textfile.py (encoding, BOM, line endings, atomic writes)
+and file_view.py (paths that are not usable text, numbered lines). Private to the tools: _edit_help.py,
+_arguments.py, _stamps.py; web_connect.py, web_content.py and html_to_markdown.py serve web_fetch.
 
 May import the layers below it (undo, processes, settings, safety, files and the bottom modules); never the
 agent, context/, ui/, app/ or cli/.

@@ -9,8 +9,8 @@ from __future__ import annotations
 import heapq
 import re
 
-from mini_agent.tools._files import numbered
 from mini_agent.tools.base import ToolError
+from mini_agent.tools.file_view import numbered
 
 _LISTED_MATCHES = 10
 _COUNTED_MATCHES = 1000

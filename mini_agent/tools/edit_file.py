@@ -9,7 +9,8 @@ from pathlib import Path
 from mini_agent.files.exact import read_exact
 from mini_agent.tools._arguments import PathText
 from mini_agent.tools._edit_help import find_spans, line_of
-from mini_agent.tools._files import (
+from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.tools.file_view import (
     ensure_parent_directory,
     missing_path_message,
     numbered,
@@ -17,8 +18,7 @@ from mini_agent.tools._files import (
     parent_problem,
     require_regular_file,
 )
-from mini_agent.tools._textfile import Encoding, LfView, count_lines, decode_file, write_atomic
-from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.tools.textfile import Encoding, LfView, count_lines, decode_file, write_atomic
 
 CONTEXT_LINES = 3
 MAX_EDIT_BYTES = 64 * 1024 * 1024

@@ -13,15 +13,15 @@ from pydantic import Field
 from mini_agent.files.exact import open_exact, regular
 from mini_agent.safety.workspace import secret_reason
 from mini_agent.tools._arguments import PathText
-from mini_agent.tools._files import (
+from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.tools.file_view import (
     MAX_LINE_CHARS,
     binary_file_message,
     numbered,
     os_error_message,
     require_regular_file,
 )
-from mini_agent.tools._textfile import SAMPLE_BYTES, Encoding, sniff_encoding
-from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.tools.textfile import SAMPLE_BYTES, Encoding, sniff_encoding
 from mini_agent.xmltext import system_hint
 
 MAX_LIMIT = 2000

@@ -58,7 +58,7 @@ def decode(body: bytes, declared: str | None, *, html: bool) -> str:
         return body.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    from mini_agent.tools._textfile import guess_legacy_encoding
+    from mini_agent.tools.textfile import guess_legacy_encoding
 
     guessed = guess_legacy_encoding(body)
     # Without a guess, cp1252 (the web's usual legacy encoding) still shows most letters.

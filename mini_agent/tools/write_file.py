@@ -8,9 +8,9 @@ from pathlib import Path
 
 from mini_agent.files.exact import open_exact
 from mini_agent.tools._arguments import PathText
-from mini_agent.tools._files import ensure_parent_directory, os_error_message, parent_problem, require_regular_file
-from mini_agent.tools._textfile import SAMPLE_BYTES, UTF8, count_lines, dominant_newline, sniff_encoding, write_atomic
 from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.tools.file_view import ensure_parent_directory, os_error_message, parent_problem, require_regular_file
+from mini_agent.tools.textfile import SAMPLE_BYTES, UTF8, count_lines, dominant_newline, sniff_encoding, write_atomic
 
 GUIDANCE = """
 Use it to create new files or to rewrite a file completely; for a change to part of a file, edit_file is shorter

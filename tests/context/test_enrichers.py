@@ -17,7 +17,7 @@ from mini_agent.context.blocks import P0, P1, P2, ContextBlock, Enricher, Skip, 
 from mini_agent.context.enrich.mentions import MAX_MENTIONS, describe, find_mentions, mentions
 from mini_agent.context.enrich.references import find_reference, references
 from mini_agent.context.enrich.urls import find_urls, urls
-from mini_agent.tools._files import CUT_MARKER
+from mini_agent.tools.file_view import CUT_MARKER
 
 
 def turn(text: str, cwd: Path, recent: tuple[Path, ...] = ()) -> TurnInput:

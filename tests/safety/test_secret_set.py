@@ -190,7 +190,8 @@ CASE_CHANGES = st.lists(st.booleans(), min_size=200, max_size=200)
 def recased(text: str, flips: list[bool]) -> str:
     """ASCII letters case-swapped where `flips` says so (`ſ`.swapcase() is `S`: other letters are left alone)."""
     flips = flips + [False] * len(text)
-    return "".join(char.swapcase() if flip and char.isascii() else char for char, flip in zip(text, flips))
+    pairs = zip(text, flips, strict=False)
+    return "".join(char.swapcase() if flip and char.isascii() else char for char, flip in pairs)
 
 
 @settings(max_examples=200, deadline=None)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mini_agent.tools._textfile import write_atomic  # noqa: E402
+from mini_agent.tools.textfile import write_atomic  # noqa: E402
 
 
 def stop_here(fd: int) -> None:

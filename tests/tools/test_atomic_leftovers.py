@@ -12,9 +12,9 @@ from pathlib import Path
 from support import HERE
 from support.fake_api import answer
 
-from mini_agent.tools._pending import PENDING, sweep
-from mini_agent.tools._textfile import write_atomic
+from mini_agent.files.pending import PENDING, sweep
 from mini_agent.tools.base import ToolContext, ToolRegistry
+from mini_agent.tools.textfile import write_atomic
 from mini_agent.tools.write_file import write_file
 
 HARNESS = HERE / "write_harness.py"

@@ -423,7 +423,8 @@ def test_undo_notice_names_what_happened():
         "content of a.py; deleted the new files new.txt; recreated the deleted files old.md.\n"
         "Left as they are, because the user changed them after your turn: b.py.\n"
         "Could not be restored: c.py (Permission denied).\n"
-        "Not covered by the undo (ignored, too large or nested repositories), so possibly still as you left them: big.bin.\n"
+        "Not covered by the undo (ignored, too large or nested repositories), so possibly still as you left them: "
+        "big.bin.\n"
         "Do not redo those changes unless the user asks again; read files again before editing them."
     )
     assert undo_notice(UndoReport(problem="Nothing to undo")) == ""

@@ -188,8 +188,8 @@ def _unreadable(shown: str, where: str, size: int, exc: OSError) -> str:
 
 
 def _numbered_contents(shown: str, target: Path, raw: BinaryIO, size: int) -> str:
-    from mini_agent.tools._files import numbered
-    from mini_agent.tools._textfile import SAMPLE_BYTES, sniff_encoding
+    from mini_agent.tools.file_view import numbered
+    from mini_agent.tools.textfile import SAMPLE_BYTES, sniff_encoding
     from mini_agent.xmltext import system_hint
 
     where = escape(str(target))
@@ -231,7 +231,7 @@ def _count_lines(raw: BinaryIO) -> int | None:
 
 def _take_lines(text: io.TextIOWrapper) -> tuple[list[str], bool]:
     """The first lines within MAX_LINES and MAX_BYTES, read one at a time; whether the file goes on."""
-    from mini_agent.tools._files import MAX_LINE_CHARS, cut_line
+    from mini_agent.tools.file_view import MAX_LINE_CHARS, cut_line
 
     lines: list[str] = []
     used = 0

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.files.exact import open_directory
-from mini_agent.tools._files import binary_file_message
-from mini_agent.tools._pending import recorded
+from mini_agent.files.pending import recorded
 from mini_agent.tools.base import ToolError
+from mini_agent.tools.file_view import binary_file_message
 
 SAMPLE_BYTES = 64 * 1024
 """How much of a file decides its encoding: enough for a fair guess, small enough to stay fast on huge files."""
