@@ -4,6 +4,6 @@ connections through the official `mcp` SDK on one background event loop, their t
 
 May import: model, hooks, events, xmltext (hints), settings, config_files, trust, tools.base (Tool, ToolError,
 truncation), processes (its stdio servers), safety.
-Never ui/, cli, the agent or context/. The `mcp` SDK (slow to import) is imported only by connection.py, and
-only once a server is about to start.
+Never ui/, cli, the agent or context/. The `mcp` SDK (slow to import) is imported only by connection.py (on
+event_loop.py's one loop), and only once a server is about to start.
 """

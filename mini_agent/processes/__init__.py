@@ -1,7 +1,8 @@
 """Child processes: the one way to start, confine, watch and kill them (bash, hooks, git, MCP stdio servers).
 
     run.py           run a (confined) command: its environment, output capture, timeouts (`run_launched`)
-    tree.py          everything one command started, and the one way to kill all of it (`Lineage`)
+    tree.py          everything one command started, and the one way to kill all of it (`Lineage`);
+                     cgroups.py (a command's own cgroup) and orphans.py (the agent as subreaper) serve it
     watchdog.py      a helper process that kills a child's group when we die (run as a script)
     stdio_server.py  an MCP stdio server as our child: its command, environment and process group
 

@@ -21,31 +21,25 @@ Landlock, Seatbelt) is therefore tracked by something it cannot leave:
 
 Bubblewrap needs neither: its PID namespace dies with its init. An unconfined command is a process group, killed
 whole on timeout or Ctrl-C, whose background jobs live until the session ends (see processes/watchdog.py).
-Standard library only; hooks and tools both use it.
+The cgroup is cgroups.py, the subreaper orphans.py. Standard library only; hooks and tools both use it.
 """
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import itertools
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from mini_agent.processes import cgroups
+from mini_agent.processes.orphans import ORPHANS
+
 KILL_GRACE = 2.0
 """Between SIGTERM and SIGKILL: time for the processes to clean up after themselves."""
-EMPTY_WAIT = 5.0
-"""How long a killed cgroup may take to empty (processes in uninterruptible sleep die late)."""
-SWEEP_ROUNDS = 50
-"""Orphan sweeps at most: each round kills what the previous round's deaths re-parented to us."""
-PR_SET_CHILD_SUBREAPER = 36
-CGROUP_PREFIX = "mini-agent-"
 
 
 class Lineage:
@@ -64,7 +58,7 @@ class Lineage:
         self._orphans = False
         if not contained:
             return
-        home = cgroup_home()
+        home = cgroups.home()
         if home is not None:
             cgroup = home / f"{next(self._numbers)}"
             try:
@@ -72,9 +66,9 @@ class Lineage:
                 self._join = os.open(cgroup / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
                 self.cgroup = cgroup
             except OSError:
-                _remove(cgroup)
+                cgroups.remove(cgroup)
         if self.cgroup is None and sys.platform.startswith("linux"):
-            self._orphans = _ORPHANS.enter()
+            self._orphans = ORPHANS.enter()
 
     def spawn(
         self, argv: list[str], preexec_fn: Callable[[], None] | None = None, new_session: bool = True, **popen
@@ -90,10 +84,10 @@ class Lineage:
                 first()
 
         needed = preexec if (join is not None or first is not None) else None
-        with _ORPHANS.lock:  # a sweep must not take a brand-new confined process of ours for an orphan
+        with ORPHANS.lock:  # a sweep must not take a brand-new confined process of ours for an orphan
             self.process = subprocess.Popen(argv, start_new_session=new_session, preexec_fn=needed, **popen)
             self._leads_group = new_session
-            _ORPHANS.spawned.add(self.process.pid)
+            ORPHANS.spawned.add(self.process.pid)
         return self.process
 
     def kill(self, grace: float = KILL_GRACE) -> None:
@@ -102,9 +96,9 @@ class Lineage:
         if self.process is not None and self._leads_group:
             kill_group(self.process, grace)
         if self.cgroup is not None:
-            _kill_cgroup(self.cgroup)
+            cgroups.kill(self.cgroup)
         elif self._orphans:
-            _ORPHANS.sweep()
+            ORPHANS.sweep()
 
     def close(self) -> None:
         """Release the cgroup (once empty) and the subreaper; call after the process was waited for."""
@@ -112,13 +106,13 @@ class Lineage:
             os.close(self._join)
             self._join = None
         if self.cgroup is not None:
-            _remove(self.cgroup)
+            cgroups.remove(self.cgroup)
             self.cgroup = None
         if self.process is not None:
-            _ORPHANS.forget(self.process.pid)
+            ORPHANS.forget(self.process.pid)
         if self._orphans:
             self._orphans = False
-            _ORPHANS.leave()
+            ORPHANS.leave()
 
 
 def kill_group(process: subprocess.Popen, grace: float = KILL_GRACE) -> None:
@@ -155,228 +149,3 @@ def _signal_group(group: int, signum: int) -> bool:
     except PermissionError:  # only a reused id can refuse us; nothing of ours is left there
         return False
     return True
-
-
-# ---- cgroups ---------------------------------------------------------------------------------------------------
-
-_homes: dict[int, Path | None] = {}
-_homes_lock = threading.Lock()
-
-
-def cgroup_home() -> Path | None:
-    """This agent's `mini-agent-<pid>` cgroup (made on first use, and handed to the watchdog), or None where
-    cgroup v2 is absent, read-only or not ours to write, or lacks `cgroup.kill` (Linux < 5.14)."""
-    with _homes_lock:
-        pid = os.getpid()
-        if pid not in _homes:  # per process: a forked child is not its parent's agent
-            _homes[pid] = _make_home()
-            if _homes[pid] is not None:
-                from mini_agent.processes.watchdog import watchdog
-
-                watchdog().watch_cgroup(_homes[pid])
-        return _homes[pid]
-
-
-def _make_home() -> Path | None:
-    base = _own_cgroup()
-    if base is None or not cheap_moves() or not os.access(base / "cgroup.procs", os.W_OK):
-        return None  # a process can only be moved below a cgroup whose members we may move
-    home = base / f"{CGROUP_PREFIX}{os.getpid()}"
-    try:
-        home.mkdir()
-    except FileExistsError:  # a previous agent with our pid left it (killed); its processes are long dead
-        pass
-    except OSError:
-        return None
-    if not (home / "cgroup.kill").exists():
-        _remove(home)
-        return None
-    return home
-
-
-def cheap_moves() -> bool:
-    """Whether the cgroup2 file system is mounted with `favordynmods`: moving a process then costs no RCU grace
-    period (see the module)."""
-    mount = _cgroup2_mount()
-    return mount is not None and "favordynmods" in mount[-1].split(",")
-
-
-def _cgroup2_mount() -> list[str] | None:
-    """The /proc/self/mountinfo fields of the cgroup2 mount, or None."""
-    try:
-        with open("/proc/self/mountinfo") as lines:
-            return next((line.split() for line in lines if " - cgroup2 " in line), None)
-    except OSError:
-        return None
-
-
-def _own_cgroup() -> Path | None:
-    """The directory of this process's cgroup v2, from /proc/self/cgroup and the cgroup2 mount point."""
-    try:
-        with open("/proc/self/cgroup") as lines:
-            own = next((line[3:].strip() for line in lines if line.startswith("0::")), None)
-    except OSError:
-        return None
-    fields = _cgroup2_mount()
-    if own is None or fields is None or ".." in own:  # a cgroup outside our namespace's view
-        return None
-    root, mount = fields[3], fields[4]
-    if not own.startswith(root):
-        return None
-    return Path(mount) / own[len(root) :].lstrip("/")
-
-
-def _kill_cgroup(cgroup: Path) -> None:
-    """SIGKILL every process in `cgroup` and its children, and wait (bounded) until it is empty."""
-    try:
-        (cgroup / "cgroup.kill").write_text("1")
-    except OSError:
-        return
-    deadline = time.monotonic() + EMPTY_WAIT
-    while _populated(cgroup) and time.monotonic() < deadline:
-        time.sleep(0.005)
-
-
-def _populated(cgroup: Path) -> bool:
-    try:
-        return "populated 1" in (cgroup / "cgroup.events").read_text()
-    except OSError:
-        return False
-
-
-def _remove(cgroup: Path) -> None:
-    try:
-        cgroup.rmdir()
-    except OSError:
-        pass  # still populated (a process in uninterruptible sleep): the watchdog removes it at the end
-
-
-# ---- the subreaper ---------------------------------------------------------------------------------------------
-
-
-class _Orphans:
-    """The agent as child subreaper while at least one contained command runs, and the sweep of its orphans."""
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.spawned: set[int] = set()
-        """What the agent started through `Lineage.spawn` and has not released: its children, never orphans
-        (a confined `git status` or another call's shell carries no_new_privs too)."""
-        self._running = 0
-
-    def enter(self) -> bool:
-        with self.lock:
-            if self._running == 0 and (_no_new_privs(os.getpid()) or not _set_subreaper(True)):
-                return False
-            self._running += 1
-            return True
-
-    def leave(self) -> None:
-        with self.lock:
-            self._running -= 1
-            if self._running == 0:
-                _set_subreaper(False)
-
-    def forget(self, pid: int) -> None:
-        with self.lock:
-            self.spawned.discard(pid)
-
-    def sweep(self) -> None:
-        """SIGKILL and reap the agent's confined children that no running command leads, until none is left."""
-        me = os.getpid()
-        with self.lock:
-            for _ in range(SWEEP_ROUNDS):
-                strays = [pid for pid in _children(me) if pid not in self.spawned and _no_new_privs(pid)]
-                if not strays:
-                    return
-                table = _process_table()
-                for pid in strays:
-                    _kill_tree(pid, table)
-                _reap(strays, time.monotonic() + EMPTY_WAIT)
-
-
-def _reap(children: list[int], deadline: float) -> None:
-    """Wait for killed children of ours, until `deadline`: one stuck in uninterruptible sleep must not hold the
-    lock every spawn takes (its zombie is reaped by a later sweep)."""
-    pending = set(children)
-    while pending:
-        for pid in list(pending):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                pending.discard(pid)
-        if pending:
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.002)
-
-
-@functools.cache
-def _prctl() -> Callable[..., int] | None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-    return libc.prctl
-
-
-def _set_subreaper(on: bool) -> bool:
-    prctl = _prctl()
-    return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
-
-
-def _children(pid: int) -> list[int]:
-    """The children of every thread of `pid` (the kernel's lists; a scan of /proc where they are missing)."""
-    found: list[int] = []
-    try:
-        for thread in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{thread}/children") as listing:
-                found += [int(child) for child in listing.read().split()]
-    except FileNotFoundError:  # a thread that just ended, or a kernel without CONFIG_PROC_CHILDREN
-        return _process_table().get(pid, [])
-    return found
-
-
-def _process_table() -> dict[int, list[int]]:
-    """Each process's children, from /proc (ppid is a process's, not a thread's: it covers all our threads)."""
-    table: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (parent := _parent(int(entry))) is not None:
-            table.setdefault(parent, []).append(int(entry))
-    return table
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return int(stat.read().rsplit(")", 1)[-1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _no_new_privs(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return any(line.split() == ["NoNewPrivs:", "1"] for line in status)
-    except OSError:
-        return False
-
-
-def _kill_tree(pid: int, table: dict[int, list[int]]) -> None:
-    """Stop `pid` and its descendants (none forks while its siblings die), then SIGKILL them all."""
-    members, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        members.append(current)
-        pending += table.get(current, [])
-    for signum in (signal.SIGSTOP, signal.SIGKILL):
-        for member in members:
-            try:
-                os.kill(member, signum)
-            except OSError:
-                pass
-
-
-_ORPHANS = _Orphans()

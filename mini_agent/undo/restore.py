@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mini_agent.undo.changes import Change, Delta, Skipped, covered_by, unsnapshotted
 from mini_agent.undo.modes import PERMISSIONS
 from mini_agent.undo.shadow import Entry, ShadowGit, SnapshotError
-from mini_agent.undo.snapshots import Change, Delta, Skipped, covered_by, unsnapshotted
 
 if TYPE_CHECKING:
     from mini_agent.undo.snapshots import Snapshots

@@ -13,16 +13,15 @@ import os
 import shutil
 import stat
 import time
-from dataclasses import astuple, dataclass
+from dataclasses import astuple
 from pathlib import Path
-from typing import Literal
 
+from mini_agent.undo.changes import IGNORED, Change, Delta, Skipped, covered_by, parse_raw_diff, stamp_of, unsnapshotted
 from mini_agent.undo.modes import Modes
 from mini_agent.undo.shadow import (
     GIT_TIMEOUT,
     REF,
     ZERO_OID,
-    Entry,
     ShadowGit,
     SnapshotError,
     TooCostly,
@@ -35,40 +34,8 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_NEW_FILES = 200_000
 """A snapshot that would hash more files than this is refused: the directory is likely home, not a project."""
 _HEADER = "mini-agent snapshot"
-IGNORED = "ignored by the project's ignore rules"
 STRAY_REF = "refs/mini-agent/stray"
 """Keeps reachable a snapshot taken while another session's moved the main ref (for its turn's undo)."""
-
-
-@dataclass(frozen=True)
-class Change:
-    """A file a turn changed, relative to the working tree."""
-
-    path: str
-    kind: Literal["added", "modified", "deleted", "permissions"]
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A path a snapshot left out; `stamp` (size and mtime) tells whether it changed between two snapshots."""
-
-    path: str
-    why: str
-    stamp: str = ""
-
-
-@dataclass(frozen=True)
-class Delta:
-    """A path that differs between two snapshots: its entry in each (None where it does not exist)."""
-
-    path: bytes
-    old: Entry | None
-    new: Entry | None
-
-    @property
-    def change(self) -> Change:
-        kind = "added" if self.old is None else "deleted" if self.new is None else "modified"
-        return Change(os.fsdecode(self.path), kind)
 
 
 class Snapshots:
@@ -167,9 +134,7 @@ class Snapshots:
         differ = set(self.git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", before, after).split(b"\0"))
         left_out = unsnapshotted(self.skipped_in(before) + self.skipped_in(after))
         return [
-            change
-            for change in changes
-            if change[0] not in differ and not covered_by(os.fsdecode(change[0]), left_out)
+            change for change in changes if change[0] not in differ and not covered_by(os.fsdecode(change[0]), left_out)
         ]
 
     def _record(self, commit: str) -> dict:
@@ -322,36 +287,3 @@ def escape_pattern(prefix: bytes) -> str:
     """A path as a gitignore pattern that matches it literally."""
     text = os.fsdecode(prefix)
     return "".join("\\" + char if char in "\\*?[]!# " else char for char in text)
-
-
-def stamp_of(info: os.stat_result) -> str:
-    return f"{info.st_size}:{info.st_mtime_ns}"
-
-
-def unsnapshotted(skipped: tuple[Skipped, ...]) -> set[str]:
-    """The left-out paths a snapshot could have held: not ignored ones, which no snapshot ever holds (an
-    ignored directory listed whole may later hold a file that is not ignored, and is snapshotted)."""
-    return {skip.path for skip in skipped if skip.why != IGNORED}
-
-
-def covered_by(path: str, left_out: set[str]) -> bool:
-    """Whether path is one of the left-out paths or lies under a left-out directory ("sub/")."""
-    if path in left_out:
-        return True
-    return any(skip.endswith("/") and path.startswith(skip) for skip in left_out)
-
-
-def parse_raw_diff(raw: bytes) -> list[Delta]:
-    """`git diff-tree -r -z` output (":oldmode newmode oldoid newoid status NUL path NUL" each) as deltas."""
-    fields = raw.split(b"\0")
-    deltas = []
-    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-        if not meta.startswith(b":"):
-            continue
-        old_mode, new_mode, old_oid, new_oid, _status = meta[1:].decode().split(" ")
-        deltas.append(Delta(path, _entry(old_mode, old_oid), _entry(new_mode, new_oid)))
-    return deltas
-
-
-def _entry(mode: str, oid: str) -> Entry | None:
-    return None if mode == "000000" else Entry(mode, oid)

@@ -460,17 +460,17 @@ ESCAPES = {
 def reaping(request, forced, monkeypatch) -> str:
     """Both ways of finding what a command started: a cgroup where one is writable, the subreaper elsewhere
     (bubblewrap needs neither: its PID namespace)."""
-    from mini_agent.processes import tree as process_tree
+    from mini_agent.processes import cgroups
 
     if forced == "bubblewrap":
         if request.param != "cgroup":
             pytest.skip("bubblewrap's PID namespace holds everything the command started")
     elif request.param == "subreaper":
-        monkeypatch.setattr(process_tree, "cgroup_home", lambda: None)
+        monkeypatch.setattr(cgroups, "home", lambda: None)
     else:  # as where cgroup2 is mounted with favordynmods (here moves may just be slower)
-        monkeypatch.setattr(process_tree, "cheap_moves", lambda: True)
-        monkeypatch.setattr(process_tree, "_homes", {})
-        if process_tree.cgroup_home() is None:
+        monkeypatch.setattr(cgroups, "cheap_moves", lambda: True)
+        monkeypatch.setattr(cgroups, "_homes", {})
+        if cgroups.home() is None:
             pytest.skip("no writable cgroup v2 here")
     return request.param
 
@@ -511,12 +511,13 @@ def _carrying(token: str) -> list[int]:
 def test_the_sweep_spares_a_confined_process_the_agent_started_itself(layout, monkeypatch):
     """The subreaper's sweep kills orphans with no_new_privs, never the agent's own confined children (a `git
     status` for the context, another call's shell) that happen to run when a command ends."""
+    from mini_agent.processes import cgroups
     from mini_agent.processes import tree as process_tree
 
     monkeypatch.setenv("MINI_AGENT_SANDBOX", "landlock")
     if mechanism() is None:
         pytest.skip(f"landlock is not available here: {unavailable_reason()}")
-    monkeypatch.setattr(process_tree, "cgroup_home", lambda: None)
+    monkeypatch.setattr(cgroups, "home", lambda: None)
     conf = confinement(layout, "read-only")
     launch = confine(["sleep", "600"], {"PATH": os.environ["PATH"]}, conf.root, conf)
     own = process_tree.Lineage()
