@@ -45,7 +45,8 @@ class Setting(NamedTuple):  # a NamedTuple, not a dataclass: settings.py is on t
     help: str = ""
     """The flag's line in --help."""
     user_only: str | None = None
-    """Set: a project's config file may not set the key, and the notice says it cannot ... (this)."""
+    """Only the user's own config may set the key: a project's file (it arrives with a cloned repository) is
+    ignored, with the notice "only your own config can <this>"."""
     within: Callable[[Any], bool] | None = None
     must: str = ""
     """What `within` requires, for the error; `example` is a good value."""
