@@ -1,13 +1,14 @@
-"""Settings: one frozen object built once by the CLI from flags and environment, passed down."""
+"""Settings: one frozen object built once by the CLI from flags and environment, passed down; and, on each field,
+its declaration (`setting(...)`): the flag, variable and config-file key that set it and the range it must be in."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from mini_agent import locations
 from mini_agent.errors import ConfigError
@@ -30,43 +31,174 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 """The window assumed when neither the settings nor the endpoint say."""
 
 
+class Setting(NamedTuple):  # a NamedTuple, not a dataclass: settings.py is on the -p path, this is faster to build
+    """How the user sets one Settings field, declared on the field: the flag, the environment variable and the
+    config-file key that set it, who may set it, what a good value is and how `mini-agent config` shows it.
+    cli/config.py resolves the layers, cli/main.py builds the flag's option and cli/config_view.py prints the
+    provenance from these declarations alone."""
+
+    flags: tuple[str, ...] = ()
+    """The command-line flag, then its short forms."""
+    env: str | None = None
+    key: str | None = None
+    """The key in config.toml."""
+    help: str = ""
+    """The flag's line in --help."""
+    user_only: str | None = None
+    """Only the user's own config may set the key: a project's file (it arrives with a cloned repository) is
+    ignored, with the notice "only your own config can <this>"."""
+    within: Callable[[Any], bool] | None = None
+    must: str = ""
+    """What `within` requires, for the error; `example` is a good value."""
+    example: str = ""
+    shown: bool = True
+    """Printed by `mini-agent config`: not credentials, not what another command lists, not one run's flags."""
+    unset: str | None = None
+    """What an empty value means in `mini-agent config`, when that is not simply "none"."""
+
+    @property
+    def flag(self) -> str | None:
+        return self.flags[0] if self.flags else None
+
+
+def setting(
+    default: Any = MISSING,
+    *,
+    default_factory: Any = MISSING,
+    repr: bool = True,  # noqa: A002 - the name dataclasses.field uses
+    flag: str | tuple[str, ...] = (),
+    **declaration: Any,
+) -> Any:
+    """A Settings field with its declaration (see Setting)."""
+    flags = (flag,) if isinstance(flag, str) else flag
+    return field(
+        default=default,
+        default_factory=default_factory,
+        repr=repr,
+        metadata={"setting": Setting(flags=flags, **declaration)},
+    )
+
+
+_KEY_ROUTE = "choose where your key goes"
+_DAY = 86_400
+
+
 @dataclass(frozen=True)
 class Settings:
-    model: str = DEFAULT_MODEL
-    """Model id sent with every request (--model, ANTHROPIC_MODEL)."""
-    provider: str | None = None
-    """The provider preset the base URL, model and key variable came from (--provider, config), if any."""
-    base_url: str = DEFAULT_BASE_URL
-    """Endpoint of an Anthropic-compatible Messages API (--base-url, ANTHROPIC_BASE_URL)."""
-    api_key: str | None = field(default=None, repr=False)
+    model: str = setting(
+        DEFAULT_MODEL,
+        flag=("--model", "-m"),
+        env="ANTHROPIC_MODEL",
+        key="model",
+        help="Model id [env: ANTHROPIC_MODEL].",
+        unset="(the first one the endpoint lists)",
+    )
+    """Model id sent with every request."""
+    provider: str | None = setting(
+        None,
+        flag="--provider",
+        env="MINI_AGENT_PROVIDER",
+        key="provider",
+        user_only=_KEY_ROUTE,
+        help="anthropic | deepseek | ollama | vllm | llamacpp | litellm | openrouter: sets the base URL, default "
+        "model and key variable.",
+    )
+    """The provider preset the base URL, model and key variable came from, if any."""
+    base_url: str = setting(
+        DEFAULT_BASE_URL,
+        flag="--base-url",
+        env="ANTHROPIC_BASE_URL",
+        key="base_url",
+        user_only=_KEY_ROUTE,
+        help="Anthropic-compatible endpoint [env: ANTHROPIC_BASE_URL].",
+    )
+    """Endpoint of an Anthropic-compatible Messages API."""
+    api_key_variable: str | None = setting(None, key="api_key_variable", user_only=_KEY_ROUTE, shown=False)
+    """The variable the key is read from instead of the provider's (the user's own config only)."""
+    api_key: str | None = setting(None, repr=False, shown=False)
     """Sent as x-api-key (ANTHROPIC_API_KEY). Never printed, logged or saved."""
-    auth_token: str | None = field(default=None, repr=False)
+    auth_token: str | None = setting(None, repr=False, shown=False)
     """Sent as a bearer token (ANTHROPIC_AUTH_TOKEN), for gateways such as LiteLLM or OpenRouter."""
-    max_steps: int = 50
-    """Model requests allowed in one turn before the run stops (--max-steps)."""
-    max_tokens: int = 8192
-    """Output tokens allowed per reply (--max-tokens)."""
-    max_retries: int = 4
-    """Retries of one request after 429, 5xx, 529, a dropped connection or a stream cut (--max-retries)."""
-    retry_base_delay: float = 1.0
-    """First backoff delay in seconds; doubles per retry, with jitter (MINI_AGENT_RETRY_BASE_DELAY)."""
-    request_timeout: float = 600.0
-    """Seconds a request may take to connect and be sent (MINI_AGENT_TIMEOUT)."""
-    stream_idle_timeout: float = 120.0
+    max_steps: int = setting(
+        50,
+        flag="--max-steps",
+        key="max_steps",
+        help="Model requests allowed per turn [default: 50].",
+        within=lambda v: 1 <= v <= 100_000,
+        must="a whole number from 1 to 100000",
+        example="50",
+    )
+    """Model requests allowed in one turn before the run stops."""
+    max_tokens: int = setting(
+        8192,
+        flag="--max-tokens",
+        key="max_tokens",
+        help="Output tokens per reply [default: 8192].",
+        within=lambda v: 1 <= v <= 10_000_000,
+        must="a whole number from 1 to 10000000",
+        example="8192",
+    )
+    """Output tokens allowed per reply."""
+    max_retries: int = setting(
+        4,
+        flag="--max-retries",
+        env="MINI_AGENT_MAX_RETRIES",
+        key="max_retries",
+        help="Retries per request on 429/5xx/529/cuts [default: 4].",
+        within=lambda v: 0 <= v <= 100,
+        must="a whole number from 0 to 100",
+        example="4",
+    )
+    """Retries of one request after 429, 5xx, 529, a dropped connection or a stream cut."""
+    retry_base_delay: float = setting(
+        1.0,
+        env="MINI_AGENT_RETRY_BASE_DELAY",
+        within=lambda v: 0 <= v <= 600,
+        must="a number of seconds from 0 to 600",
+        example="1.0",
+    )
+    """First backoff delay in seconds; doubles per retry, with jitter."""
+    request_timeout: float = setting(
+        600.0,
+        env="MINI_AGENT_TIMEOUT",
+        key="request_timeout",
+        within=lambda v: 0 < v <= _DAY,
+        must="a number of seconds above 0 (at most a day)",
+        example="600",
+    )
+    """Seconds a request may take to connect and be sent."""
+    stream_idle_timeout: float = setting(
+        120.0,
+        env="MINI_AGENT_STREAM_IDLE_TIMEOUT",
+        key="stream_idle_timeout",
+        within=lambda v: 0 < v <= _DAY,
+        must="a number of seconds above 0 (at most a day)",
+        example="120",
+    )
     """Seconds a reply may send nothing (no header, no event; Anthropic sends a ping every few seconds) before
-    the attempt is abandoned and retried (MINI_AGENT_STREAM_IDLE_TIMEOUT): a stalled stream is noticed in two
-    minutes, not ten. A local server that reads a long prompt before its first token may need more."""
-    context_window: int | None = None
-    """Context window in tokens (MINI_AGENT_CONTEXT_WINDOW); unset: what the endpoint says (provider/discovery.py),
-    else DEFAULT_CONTEXT_WINDOW."""
-    permission_mode: PermissionMode = "default"
+    the attempt is abandoned and retried: a stalled stream is noticed in two minutes, not ten. A local server
+    that reads a long prompt before its first token may need more."""
+    context_window: int | None = setting(
+        None,
+        env="MINI_AGENT_CONTEXT_WINDOW",
+        key="context_window",
+        within=lambda v: v is None or 1024 <= v <= 100_000_000,
+        must="at least 1024 tokens",
+        example="200000",
+        unset=f"(what the endpoint reports, else {DEFAULT_CONTEXT_WINDOW})",
+    )
+    """Context window in tokens; unset: what the endpoint says (provider/discovery.py), else
+    DEFAULT_CONTEXT_WINDOW."""
+    permission_mode: PermissionMode = setting(
+        "default", flag="--permission-mode", key="permission_mode", help="default | accept-edits | auto | plan."
+    )
     """default: ask before changes; accept-edits; auto: ask only for risky calls; plan: read-only;
     bypass: run everything (--dangerously-skip-permissions)."""
-    rules: Rules = field(default_factory=Rules)
+    rules: Rules = setting(default_factory=Rules, shown=False)
     """Permission rules from the user's and the project's config files and --allow / --deny / --ask."""
-    config_files: tuple[Path, ...] = ()
+    config_files: tuple[Path, ...] = setting((), shown=False)
     """The config files the rules came from (or would): protected from the agent's own writes."""
-    env_secrets: tuple[str, ...] = field(default=(), repr=False)
+    env_secrets: tuple[str, ...] = setting((), repr=False, shown=False)
     """Values of environment variables whose names look secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*):
     masked in tool output."""
     cwd: Path = field(default_factory=Path.cwd)
@@ -79,40 +211,106 @@ class Settings:
     data_dir: Path = field(default_factory=lambda: default_data_dir(os.environ))
     """Sessions, snapshots for undo and input history (MINI_AGENT_HOME, else $XDG_DATA_HOME/mini-agent or
     ~/.local/share/mini-agent)."""
-    context_budget: float = 0.10
-    """Share of the context window that injected context blocks may use (MINI_AGENT_CONTEXT_BUDGET)."""
-    context_timeout: float = 0.5
-    """Seconds each context source and enricher may take before it is skipped (MINI_AGENT_CONTEXT_TIMEOUT)."""
-    compact_threshold: float = 0.8
-    """Compact when the conversation passes this share of the window; 0 turns automatic compaction off
-    (--compact-threshold, MINI_AGENT_COMPACT_THRESHOLD)."""
-    compact_model: str | None = None
-    """Model that writes compaction summaries, e.g. a cheaper one; the session's model when unset
-    (MINI_AGENT_COMPACT_MODEL)."""
-    compact_focus: str | None = None
-    """What every compaction of this run should keep in focus (--compact-focus)."""
-    compact_first: bool = False
-    """Compact the conversation before the run's turn, as `/compact` does (--compact)."""
-    trace: bool = False
-    """Show, per turn, what each context source and enricher added or why not (--trace)."""
-    mcp_servers: tuple = ()
+    context_budget: float = setting(
+        0.10,
+        env="MINI_AGENT_CONTEXT_BUDGET",
+        key="context_budget",
+        within=lambda v: 0 <= v <= 1,
+        must="a share of the window between 0 and 1",
+        example="0.1",
+    )
+    """Share of the context window that injected context blocks may use."""
+    context_timeout: float = setting(
+        0.5,
+        env="MINI_AGENT_CONTEXT_TIMEOUT",
+        key="context_timeout",
+        within=lambda v: 0 < v <= 600,
+        must="a number of seconds above 0 (at most 600)",
+        example="0.5",
+    )
+    """Seconds each context source and enricher may take before it is skipped."""
+    compact_threshold: float = setting(
+        0.8,
+        flag="--compact-threshold",
+        env="MINI_AGENT_COMPACT_THRESHOLD",
+        key="compact_threshold",
+        help="Compact at this share of the context window; 0 turns it off [default: 0.8].",
+        within=lambda v: 0 <= v <= 1,
+        must="a share of the window between 0 and 1",
+        example="0.8",
+    )
+    """Compact when the conversation passes this share of the window; 0 turns automatic compaction off."""
+    compact_model: str | None = setting(None, env="MINI_AGENT_COMPACT_MODEL", key="compact_model")
+    """Model that writes compaction summaries, e.g. a cheaper one; the session's model when unset."""
+    compact_focus: str | None = setting(
+        None, flag="--compact-focus", help="What every compaction in this run should keep in focus.", shown=False
+    )
+    """What every compaction of this run should keep in focus."""
+    compact_first: bool = setting(
+        False,
+        flag="--compact",
+        help="Compact the conversation before the task runs (with --compact-focus as focus).",
+        shown=False,
+    )
+    """Compact the conversation before the run's turn, as `/compact` does."""
+    trace: bool = setting(
+        False,
+        flag="--trace",
+        help="Show what context the agent added to each turn, and what it skipped or dropped.",
+        shown=False,
+    )
+    """Show, per turn, what each context source and enricher added or why not."""
+    mcp_servers: tuple = setting((), shown=False)  # listed, header values masked, by `mini-agent mcp list`
     """MCP servers (`mcp.servers.ServerDef`) from [mcp_servers] of the config files and the project's .mcp.json."""
-    trust_project_mcp: bool = False
-    """Start a project's MCP servers without asking (--trust-project-mcp, or the user's own config)."""
-    warm_start: bool = True
+    trust_project_mcp: bool = setting(
+        False,
+        flag="--trust-project-mcp",
+        key="trust_project_mcp",
+        user_only="trust a project's MCP servers",
+        help="Start the project's MCP servers (.mcp.json) without asking.",
+    )
+    """Start a project's MCP servers without asking."""
+    warm_start: bool = setting(
+        True, key="warm_start", user_only="turn the warm server on or off (it is read before any project is)"
+    )
     """Hand invocations to a warm server that has everything imported (`warm_start = false` in the user's config,
     or MINI_AGENT_NO_SERVER=1, turns it off); read by mini_agent/entry.py before any of this is imported."""
-    mcp_timeout: float = 5.0
+    mcp_timeout: float = setting(
+        5.0,
+        env="MINI_AGENT_MCP_TIMEOUT",
+        key="mcp_timeout",
+        within=lambda v: 0 < v <= 3600,
+        must="a number of seconds above 0 (at most 3600)",
+        example="5",
+    )
     """Seconds a one-shot run's first request waits for its MCP servers; later ones join when ready."""
-    mcp_call_timeout: float = 120.0
-    """Seconds one MCP tool call may take before it is given up (MINI_AGENT_MCP_CALL_TIMEOUT)."""
-    hooks: tuple = ()
+    mcp_call_timeout: float = setting(
+        120.0,
+        env="MINI_AGENT_MCP_CALL_TIMEOUT",
+        key="mcp_call_timeout",
+        within=lambda v: 0 < v <= _DAY,
+        must="a number of seconds above 0 (at most a day)",
+        example="120",
+    )
+    """Seconds one MCP tool call may take before it is given up."""
+    hooks: tuple = setting((), shown=False)  # listed below the settings by `mini-agent config`, one line each
     """Hooks (`hooks.HookDef`) from [[hooks.<Event>]] tables of the config files, the user's first."""
-    trust_project_hooks: bool = False
-    """Run a project's hooks without asking (--trust-project-hooks, or the user's own config)."""
-    trust_project_rules: bool = False
-    """Obey the allow rules of a project's config and its commands' allowed-tools without asking
-    (--trust-project-rules, or the user's own config)."""
+    trust_project_hooks: bool = setting(
+        False,
+        flag="--trust-project-hooks",
+        key="trust_project_hooks",
+        user_only="trust a project's hooks",
+        help="Run the project's hooks ([[hooks.*]] in its config) without asking.",
+    )
+    """Run a project's hooks without asking."""
+    trust_project_rules: bool = setting(
+        False,
+        flag="--trust-project-rules",
+        key="trust_project_rules",
+        user_only="trust a project's allow rules",
+        help="Obey the allow rules of the project's config and its commands' allowed-tools without asking.",
+    )
+    """Obey the allow rules of a project's config and its commands' allowed-tools without asking."""
 
     @property
     def private_dirs(self) -> tuple[Path, ...]:
@@ -167,21 +365,9 @@ def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
     )
 
 
-# What each checked number must be: (setting, test, what it must be, an example of a good value).
-_LIMITS: tuple[tuple[str, object, str, str], ...] = (
-    ("max_steps", lambda v: 1 <= v <= 100_000, "a whole number from 1 to 100000", "50"),
-    ("max_tokens", lambda v: 1 <= v <= 10_000_000, "a whole number from 1 to 10000000", "8192"),
-    ("max_retries", lambda v: 0 <= v <= 100, "a whole number from 0 to 100", "4"),
-    ("retry_base_delay", lambda v: 0 <= v <= 600, "a number of seconds from 0 to 600", "1.0"),
-    ("request_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "600"),
-    ("stream_idle_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "120"),
-    ("context_timeout", lambda v: 0 < v <= 600, "a number of seconds above 0 (at most 600)", "0.5"),
-    ("mcp_timeout", lambda v: 0 < v <= 3600, "a number of seconds above 0 (at most 3600)", "5"),
-    ("mcp_call_timeout", lambda v: 0 < v <= 86_400, "a number of seconds above 0 (at most a day)", "120"),
-    ("context_budget", lambda v: 0 <= v <= 1, "a share of the window between 0 and 1", "0.1"),
-    ("compact_threshold", lambda v: 0 <= v <= 1, "a share of the window between 0 and 1", "0.8"),
-    ("context_window", lambda v: v is None or 1024 <= v <= 100_000_000, "at least 1024 tokens", "200000"),
-)
+def declared() -> tuple[tuple[str, Setting], ...]:
+    """Every Settings field with a declaration, in field order, with it."""
+    return tuple((item.name, item.metadata["setting"]) for item in fields(Settings) if "setting" in item.metadata)
 
 
 def check_settings(settings: Settings, sources: Mapping[str, str] | None = None) -> None:
@@ -193,12 +379,12 @@ def check_settings(settings: Settings, sources: Mapping[str, str] | None = None)
         raise ConfigError(
             f"{where}: unknown permission mode {settings.permission_mode!r}; use one of {', '.join(PERMISSION_MODES)}."
         )
-    for name, within, requirement, example in _LIMITS:
+    for name, declaration in declared():
         value = getattr(settings, name)
-        if not within(value):
+        if declaration.within is not None and not declaration.within(value):
             where = _where(name, sources)
-            fix = f"{name} = {example}" if " in " in where else example
-            raise ConfigError(f"{where} must be {requirement}, got {value!r}; for example {fix}.")
+            fix = f"{name} = {declaration.example}" if " in " in where else declaration.example
+            raise ConfigError(f"{where} must be {declaration.must}, got {value!r}; for example {fix}.")
     if not settings.base_url.startswith(("http://", "https://")):
         where = _where("base_url", sources)
         raise ConfigError(f"{where}: the base URL must start with http:// or https://, got {settings.base_url!r}.")

@@ -20,71 +20,39 @@ from mini_agent.safety.rules import Origin, Rules, parse_rule
 from mini_agent.settings import (
     Settings,
     check_settings,
+    declared,
     default_data_dir,
     default_user_dir,
     secret_values,
 )
 
-# Keys a config file may set, with their types.
+DECLARED = dict(declared())
+_KINDS: dict[str, type] = {
+    "str": str,
+    "str | None": str,
+    "PermissionMode": str,
+    "bool": bool,
+    "int": int,
+    "int | None": int,
+    "float": float,
+}
+"""The annotations a setting with a flag, variable or key may have, and the type each reads as."""
+
+
+def _kind(name: str) -> type:
+    """The type a setting's annotation names; a float setting also takes a whole number from a file."""
+    return _KINDS[Settings.__dataclass_fields__[name].type]  # type: ignore[index]
+
+
 FILE_KEYS: dict[str, type | tuple[type, ...]] = {
-    "provider": str,
-    "model": str,
-    "base_url": str,
-    "api_key_variable": str,
-    "permission_mode": str,
-    "max_steps": int,
-    "max_tokens": int,
-    "max_retries": int,
-    "request_timeout": (int, float),
-    "stream_idle_timeout": (int, float),
-    "context_window": int,
-    "context_budget": (int, float),
-    "compact_threshold": (int, float),
-    "compact_model": str,
-    "context_timeout": (int, float),
-    "mcp_timeout": (int, float),
-    "mcp_call_timeout": (int, float),
-    "trust_project_mcp": bool,
-    "trust_project_hooks": bool,
-    "trust_project_rules": bool,
-    "warm_start": bool,
+    declaration.key: (int, float) if _kind(name) is float else _kind(name)
+    for name, declaration in DECLARED.items()
+    if declaration.key
 }
-USER_ONLY = (
-    "provider",
-    "base_url",
-    "api_key_variable",
-    "trust_project_mcp",
-    "trust_project_hooks",
-    "trust_project_rules",
-    "warm_start",
-)
-"""A project's file cannot send the user's key to another server, nor trust its own commands."""
-USER_ONLY_WHY = {
-    "trust_project_mcp": "trust a project's MCP servers",
-    "trust_project_hooks": "trust a project's hooks",
-    "trust_project_rules": "trust a project's allow rules",
-    "warm_start": "turn the warm server on or off (it is read before any project is)",
-}
+"""Keys a config file may set, with the types each takes."""
+KEY_FIELDS = {declaration.key: name for name, declaration in DECLARED.items() if declaration.key}
 PROJECT_MODES = ("default", "plan")
 """A project's file may only make the mode stricter than the default."""
-ENV_TEXT = {
-    "provider": "MINI_AGENT_PROVIDER",
-    "model": "ANTHROPIC_MODEL",
-    "base_url": "ANTHROPIC_BASE_URL",
-    "compact_model": "MINI_AGENT_COMPACT_MODEL",
-}
-ENV_NUMBERS = {
-    "max_retries": ("MINI_AGENT_MAX_RETRIES", int),
-    "retry_base_delay": ("MINI_AGENT_RETRY_BASE_DELAY", float),
-    "request_timeout": ("MINI_AGENT_TIMEOUT", float),
-    "stream_idle_timeout": ("MINI_AGENT_STREAM_IDLE_TIMEOUT", float),
-    "context_window": ("MINI_AGENT_CONTEXT_WINDOW", int),
-    "context_budget": ("MINI_AGENT_CONTEXT_BUDGET", float),
-    "compact_threshold": ("MINI_AGENT_COMPACT_THRESHOLD", float),
-    "context_timeout": ("MINI_AGENT_CONTEXT_TIMEOUT", float),
-    "mcp_timeout": ("MINI_AGENT_MCP_TIMEOUT", float),
-    "mcp_call_timeout": ("MINI_AGENT_MCP_CALL_TIMEOUT", float),
-}
 
 
 @dataclass(frozen=True)
@@ -148,9 +116,10 @@ def resolve(
 
         hooks = configured_hooks(user_data, user_path, project_data, project_path)
     _apply_env(layers, env)
-    for name, value in (flags or {}).items():
+    for name, value in _provider_first((flags or {}).items()):
         if value is not None:
-            layers.put(name, value, f"--{name.replace('_', '-')}")
+            flag = DECLARED[name].flag if name in DECLARED else None
+            layers.put(name, value, flag or f"--{name.replace('_', '-')}")
     for effect, entries in (("allow", allow), ("deny", deny)):
         rules += Rules(tuple(parse_rule(entry, effect, Origin("flag", f"--{effect}")) for entry in entries))
 
@@ -164,7 +133,7 @@ def resolve(
         "mcp_servers": mcp_servers,
         "hooks": hooks,
     }
-    key_variable = layers.values.pop("api_key_variable", None)
+    key_variable = layers.values.get("api_key_variable")
     provider = layers.values.get("provider")
     credentials, used = _credentials(env, PRESETS.get(str(provider)) if provider else None, key_variable)
     values.update(credentials)
@@ -183,22 +152,20 @@ def resolve(
 
 
 def _apply_file(layers: _Layers, data: dict, path: Path, project: bool) -> None:
-    # The provider first: its preset is the base that the file's own model or base_url refine.
-    for name, value in sorted(data.items(), key=lambda item: item[0] != "provider"):
-        if name in ("permissions", "mcp_servers", "hooks"):
+    for key, value in _provider_first(data.items()):
+        if key in ("permissions", "mcp_servers", "hooks"):
             continue
-        if name not in FILE_KEYS:
+        if key not in FILE_KEYS:
             known = ", ".join(sorted(FILE_KEYS))
             raise ConfigError(
-                f"Unknown setting {name!r} in {path}; the settings are: {known}, [permissions], [mcp_servers], "
+                f"Unknown setting {key!r} in {path}; the settings are: {known}, [permissions], [mcp_servers], "
                 "[[hooks.<Event>]]."
             )
-        kind = FILE_KEYS[name]
+        kind, name = FILE_KEYS[key], KEY_FIELDS[key]
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-            raise ConfigError(f"{name} in {path} must be a {_type_name(kind)}, got {value!r}.")
-        if project and name in USER_ONLY:
-            why = USER_ONLY_WHY.get(name, "choose where your key goes")
-            layers.notices.append(f"Ignored {name} in {path}: only your own config can {why}.")
+            raise ConfigError(f"{key} in {path} must be a {_type_name(kind)}, got {value!r}.")
+        if project and DECLARED[name].user_only:
+            layers.notices.append(f"Ignored {key} in {path}: only your own config can {DECLARED[name].user_only}.")
             continue
         if project and name == "permission_mode" and value not in PROJECT_MODES:
             layers.notices.append(
@@ -216,15 +183,27 @@ def _apply_file(layers: _Layers, data: dict, path: Path, project: bool) -> None:
 
 
 def _apply_env(layers: _Layers, env: Mapping[str, str]) -> None:
-    for name, variable in ENV_TEXT.items():
-        if env.get(variable):
-            layers.put(name, env[variable], f"env {variable}")
-    for name, (variable, kind) in ENV_NUMBERS.items():
-        if env.get(variable):
-            try:
-                layers.put(name, kind(env[variable]), f"env {variable}")
-            except ValueError:
-                raise ConfigError(f"{variable} must be a number, got {env[variable]!r}.") from None
+    for name, declaration in _provider_first(DECLARED.items()):
+        variable = declaration.env
+        if variable and env.get(variable):
+            layers.put(name, _from_text(_kind(name), variable, env[variable]), f"env {variable}")
+
+
+def _from_text(kind: type, variable: str, text: str) -> object:
+    if kind is bool:  # bool("0") is True
+        if text.strip().lower() not in ("1", "true", "0", "false"):
+            raise ConfigError(f"{variable} must be 1 or 0, got {text!r}.")
+        return text.strip().lower() in ("1", "true")
+    try:
+        return kind(text)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number, got {text!r}.") from None
+
+
+def _provider_first(items):
+    """The provider before the rest of a layer: its preset is the base that the layer's own model or base_url
+    refine."""
+    return sorted(items, key=lambda item: item[0] != "provider")
 
 
 def _credentials(env: Mapping[str, str], preset: Preset | None, key_variable: object) -> tuple[dict, str | None]:

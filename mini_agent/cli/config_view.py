@@ -8,26 +8,15 @@ from pathlib import Path
 from typing import TextIO
 
 from mini_agent.cli.config import Resolved
-from mini_agent.settings import DEFAULT_CONTEXT_WINDOW
+from mini_agent.settings import Setting, Settings
 from mini_agent.ui.terminal_text import VisibleWriter
-
-HIDDEN = {"api_key", "auth_token", "env_secrets", "rules", "config_files", "compact_first", "compact_focus", "trace"}
-"""Never printed as values (credentials), shown by `mini-agent permissions` instead, or flags of one run that no
-file or variable sets (--compact, --compact-focus, --trace)."""
-HIDDEN.add("mcp_servers")  # listed, header values masked, by `mini-agent mcp list`
-HIDDEN.add("hooks")  # listed below the settings, one line each
-UNSET = {
-    "model": "(the first one the endpoint lists)",
-    "context_window": f"(what the endpoint reports, else {DEFAULT_CONTEXT_WINDOW})",
-}
-"""What an unset value means, for the settings whose absence is not simply "none"."""
 
 
 def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
     settings = resolved.settings
     rows = []
     for item in fields(settings):
-        if item.name in HIDDEN:
+        if not item.metadata.get("setting", Setting()).shown:
             continue
         value = getattr(settings, item.name)
         shown = str(value) if isinstance(value, Path) else value
@@ -48,7 +37,8 @@ def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
     out = VisibleWriter(out)  # settings, hooks and paths come from files in the project
     width = max(len(name) for name, _, _ in rows)
     for name, value, source in rows:
-        shown = UNSET[name] if name in UNSET and not value else _text(value)
+        unset = _declaration(name).unset
+        shown = unset if unset and not value else _text(value)
         out.write(f"{name:<{width}}  {shown}  ({source})\n")
     out.write(f"{'key':<{width}}  {key['shown']}  ({key['source']})\n")
     out.write("\nConfig files:\n")
@@ -71,6 +61,11 @@ def _key_row(resolved: Resolved) -> dict:
     shown = f"**** ({len(value)} characters) as {how}"
     source = f"env {resolved.key_variable}" if resolved.key_variable else "provider placeholder"
     return {"set": True, "shown": shown, "source": source}
+
+
+def _declaration(name: str) -> Setting:
+    """How a field is shown; a field without a declaration (cwd, the directories) is shown plainly."""
+    return Settings.__dataclass_fields__[name].metadata.get("setting", Setting())
 
 
 def _text(value: object) -> str:

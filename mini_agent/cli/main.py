@@ -19,7 +19,7 @@ from mini_agent.cli.mcp import register as register_mcp
 from mini_agent.cli.server import register as register_server
 from mini_agent.cli.undo import register as register_undo
 from mini_agent.errors import ExitStatus, MiniAgentError
-from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES
+from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES, declared
 from mini_agent.ui.terminal_text import visible
 
 app = typer.Typer(
@@ -28,6 +28,14 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
+
+
+DECLARED = dict(declared())
+
+
+def _setting(name: str, default: object = None):
+    """A setting's option, its flags and help read from the declaration on the Settings field."""
+    return typer.Option(default, *DECLARED[name].flags, help=DECLARED[name].help)
 
 
 def _version(value: bool) -> None:
@@ -54,17 +62,10 @@ def run(
     output_format: str = typer.Option(
         "text", "--output-format", help="text | json | stream-json (with -p or piped input)."
     ),
-    model: str | None = typer.Option(None, "--model", "-m", help="Model id [env: ANTHROPIC_MODEL]."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="Anthropic-compatible endpoint [env: ANTHROPIC_BASE_URL]."
-    ),
-    provider: str | None = typer.Option(
-        None,
-        "--provider",
-        help="anthropic | deepseek | ollama | vllm | llamacpp | litellm | openrouter: sets the base URL, default "
-        "model and key variable.",
-    ),
-    permission_mode: str | None = typer.Option(None, "--permission-mode", help="default | accept-edits | auto | plan."),
+    model: str | None = _setting("model"),
+    base_url: str | None = _setting("base_url"),
+    provider: str | None = _setting("provider"),
+    permission_mode: str | None = _setting("permission_mode"),
     yes: bool = typer.Option(False, "--yes", "-y", help="Same as --permission-mode auto."),
     allow: list[str] = typer.Option(
         [], "--allow", help="Allow calls matching a rule, e.g. 'bash(npm test)' or 'edit_file(src/**)'; repeatable."
@@ -77,42 +78,22 @@ def run(
         "--dangerously-skip-permissions",
         help="Run every tool call without asking (deny rules still apply). Only for disposable sandboxes.",
     ),
-    max_steps: int | None = typer.Option(None, "--max-steps", help="Model requests allowed per turn [default: 50]."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Output tokens per reply [default: 8192]."),
-    max_retries: int | None = typer.Option(
-        None, "--max-retries", help="Retries per request on 429/5xx/529/cuts [default: 4]."
-    ),
+    max_steps: int | None = _setting("max_steps"),
+    max_tokens: int | None = _setting("max_tokens"),
+    max_retries: int | None = _setting("max_retries"),
     continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session of this directory."),
     resume: str | None = typer.Option(
         None,
         "--resume",
         help="Continue a session by id; without an id, list this directory's sessions and pick one.",
     ),
-    trace: bool = typer.Option(
-        False, "--trace", help="Show what context the agent added to each turn, and what it skipped or dropped."
-    ),
-    compact_threshold: float | None = typer.Option(
-        None,
-        "--compact-threshold",
-        help="Compact at this share of the context window; 0 turns it off [default: 0.8].",
-    ),
-    compact_focus: str | None = typer.Option(
-        None, "--compact-focus", help="What every compaction in this run should keep in focus."
-    ),
-    compact: bool = typer.Option(
-        False, "--compact", help="Compact the conversation before the task runs (with --compact-focus as focus)."
-    ),
-    trust_project_mcp: bool = typer.Option(
-        False, "--trust-project-mcp", help="Start the project's MCP servers (.mcp.json) without asking."
-    ),
-    trust_project_hooks: bool = typer.Option(
-        False, "--trust-project-hooks", help="Run the project's hooks ([[hooks.*]] in its config) without asking."
-    ),
-    trust_project_rules: bool = typer.Option(
-        False,
-        "--trust-project-rules",
-        help="Obey the allow rules of the project's config and its commands' allowed-tools without asking.",
-    ),
+    trace: bool = _setting("trace", False),
+    compact_threshold: float | None = _setting("compact_threshold"),
+    compact_focus: str | None = _setting("compact_focus"),
+    compact_first: bool = _setting("compact_first", False),
+    trust_project_mcp: bool = _setting("trust_project_mcp", False),
+    trust_project_hooks: bool = _setting("trust_project_hooks", False),
+    trust_project_rules: bool = _setting("trust_project_rules", False),
     show_prompt: bool = typer.Option(
         False, "--show-prompt", help="Print the exact system prompt and tool schemas, then exit."
     ),
@@ -135,24 +116,7 @@ def run(
         return
     settings = None
     try:
-        settings = settings_from(
-            allow,
-            deny,
-            provider=provider,
-            model=model,
-            base_url=base_url,
-            permission_mode=mode,
-            max_steps=max_steps,
-            max_tokens=max_tokens,
-            max_retries=max_retries,
-            trace=trace or None,
-            compact_threshold=compact_threshold,
-            compact_focus=compact_focus,
-            compact_first=compact or None,
-            trust_project_mcp=trust_project_mcp or None,
-            trust_project_hooks=trust_project_hooks or None,
-            trust_project_rules=trust_project_rules or None,
-        )
+        settings = settings_from(allow, deny, **{**_flags_given(context.params), "permission_mode": mode})
         if settings.permission_mode == "bypass":
             _warn_bypass()
         if show_prompt:
@@ -192,6 +156,13 @@ register(app)  # permissions, check-command, config, sandbox
 register_mcp(app)  # mcp list|add|remove
 register_server(app)  # server status|start|stop
 register_undo(app)  # undo [--session ID] [--turns N] [--list]
+
+
+def _flags_given(params: dict[str, object]) -> dict[str, object]:
+    """The declared settings' flag values; None where not given, so a file or variable below is not overridden
+    (a switch left off is not given)."""
+    values = {name: params[name] for name, declaration in DECLARED.items() if declaration.flags}
+    return {name: (value or None) if isinstance(value, bool) else value for name, value in values.items()}
 
 
 def _warn_bypass() -> None:
