@@ -103,7 +103,7 @@ def test_no_module_imports_another_that_imports_it_back() -> None:
 # events and is handed `confirm`; ui sits above the agent because it draws the agent's results, which it may
 # name, while nothing below it may name ui. Why each layer is where it is: CONTRIBUTING.md, "Layers".
 LAYERS: list[tuple[str, ...]] = [
-    ("entry", "__main__", "warm.server", "warm.supervisor", "warm.worker", "warm.preload"),  # first lines; run cli
+    ("entry", "__main__", "serve"),  # the command's first lines; the warm server, which runs cli
     ("cli",),  # arguments + environment + config files -> Settings -> exit status
     ("app",),  # the composition root and the front ends (one-shot, REPL, the showing subcommands)
     ("ui",),  # drawing: console, renderers, Markdown stream, the question
@@ -121,7 +121,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("processes",),  # the one way to start, confine, watch and kill a child
     ("settings", "config_files"),
     ("safety",),  # policy primitives: shell classifier, sandbox, permissions, egress, secrets, workspace
-    ("files", "rules", "xmltext", "usage", "trust", "locations", "process_end", "warm"),
+    ("files", "xmltext", "usage", "trust", "locations", "process_end", "warm"),
     ("errors",),
 ]
 
@@ -148,6 +148,22 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 
 def test_every_module_has_a_layer() -> None:
     assert [module for module in import_graph() if layer_of(module) is None] == ["mini_agent"]
+
+
+def test_every_name_in_the_layers_is_a_module_or_package() -> None:
+    modules = set(import_graph())
+    assert [name for names in LAYERS for name in names if f"mini_agent.{name}" not in modules] == []
+
+
+def test_no_package_imports_another_that_imports_it_back() -> None:
+    """The rooms, not only the modules, point one way: a package in one layer never imports a package that
+    imports it back (the warm start's server and client sides are two packages for this reason)."""
+    top_level = {}
+    for module, targets in import_graph().items():
+        room = ".".join(module.split(".")[:2])
+        top_level.setdefault(room, set()).update(".".join(t.split(".")[:2]) for t in targets)
+        top_level[room].discard(room)
+    assert cycles(top_level) == []
 
 
 def test_no_import_runs_up_the_layers() -> None:

@@ -122,7 +122,8 @@ def test_a_value_out_of_range_names_the_flag_variable_or_key_it_came_from(name, 
         assert declaration.must in str(raised.value) and declaration.example in str(raised.value)
     if declaration.key:
         (tmp_path / "config.toml").write_text(f"{declaration.key} = {bad}\n")
-        with pytest.raises(ConfigError, match=f"^{declaration.key} in .*config.toml must be {re.escape(declaration.must)}"):
+        wanted = f"^{declaration.key} in .*config.toml must be {re.escape(declaration.must)}"
+        with pytest.raises(ConfigError, match=wanted):
             resolve({"MINI_AGENT_HOME": str(tmp_path)}, cwd=tmp_path)
 
 

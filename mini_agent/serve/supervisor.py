@@ -58,7 +58,7 @@ def _die_with(supervisor: int) -> None:
 
 
 def _work(request: dict, fds: list[int]) -> NoReturn:
-    from mini_agent.warm import worker
+    from mini_agent.serve import worker
 
     try:
         worker.become(request, fds)
