@@ -205,7 +205,9 @@ class ToolCalls:
 
     def _with_hooks(self, call: dict, tool: Tool, arguments: dict, result: ToolResult) -> ToolResult:
         """What PreToolUse hooks added and what PostToolUse hooks say follow the result, for the model."""
-        after = self.agent.hooks.after_tool(call["id"], tool.name, arguments, result.content, result.is_error)
+        after = self.agent.hooks.after_tool(
+            call["id"], tool.name, arguments, result.content, result.is_error, result.exit_code
+        )
         added = [text for text in (self._hook_context.pop(call["id"], ""), after) if text]
         return replace(result, content="\n\n".join([result.content, *added])) if added else result
 

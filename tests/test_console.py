@@ -33,7 +33,10 @@ DIFF = "Edited a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-old line\n+new li
 
 
 def finished(name: str, arguments: dict, content: str, is_error: bool = False, duration: float = 0.4) -> ToolFinished:
-    return ToolFinished("call-1", name, arguments, ToolResult(content, is_error=is_error), duration)
+    """A finished call; a command's result carries the exit code its last line states, as the bash tool's does."""
+    code = re.search(r"exit code: (\d+)$", content) if name == "bash" else None
+    result = ToolResult(content, is_error=is_error, exit_code=int(code.group(1)) if code else None)
+    return ToolFinished("call-1", name, arguments, result, duration)
 
 
 def plain(width: int = 80) -> tuple[ReplRenderer, io.StringIO]:

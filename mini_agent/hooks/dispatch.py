@@ -63,11 +63,17 @@ class Hooks:
             return ToolVerdict(blocked=f"Blocked by a PreToolUse hook: {outcome.block}")
         return ToolVerdict(context=self._context("PreToolUse", outcome))
 
-    def after_tool(self, tool_use_id: str, name: str, tool_input: dict, content: str, is_error: bool) -> str:
-        """Text to add after the call's result: a block's reason (the call already ran) or added context."""
+    def after_tool(
+        self, tool_use_id: str, name: str, tool_input: dict, content: str, is_error: bool, exit_code: int | None = None
+    ) -> str:
+        """Text to add after the call's result: a block's reason (the call already ran) or added context.
+        `exit_code`: how the command the call ran ended, for hooks; None when it ran none."""
 
         def details() -> dict:
-            response = {"tool_response": {"content": content, "is_error": is_error}}
+            response = {"content": content, "is_error": is_error}
+            if exit_code is not None:
+                response["exit_code"] = exit_code
+            response = {"tool_response": response}
             return {**self._tool_details(tool_use_id, name, tool_input), **response}
 
         outcome = self._run("PostToolUse", name, details)

@@ -100,7 +100,7 @@ class Delegation:
                 path = event.input.get("path") if isinstance(event.input, dict) else None
                 if event.name in WRITE_TOOLS and isinstance(path, str) and path not in changed:
                     changed.append(path)
-                commands += event.name == "bash"
+                commands += event.result.exit_code is not None  # a command ran
             with self._lock:
                 parent.emit(SubAgentEvent(agent_id, label, description, event))
 

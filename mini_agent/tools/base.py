@@ -2,7 +2,8 @@
 
 A tool is a plain function whose first parameter is `ctx: ToolContext`. Its name, description and JSON
 schema come from the signature and the docstring (written for the model, with an `Args:` section). It
-returns text or raises ToolError; the registry turns both, and any unexpected exception, into a ToolResult.
+returns text (or a ToolResult, to say more: a command's exit code) or raises ToolError; the registry turns each,
+and any unexpected exception, into a ToolResult.
 """
 
 from __future__ import annotations
@@ -136,6 +137,10 @@ class ToolResult:
     """One plain line a human is shown instead of `content`, when that is written for the model."""
     blocks: tuple[dict, ...] = ()
     """Content blocks sent after the text, e.g. the images an MCP tool returned."""
+    exit_code: int | None = None
+    """How the command the call ran ended, as the shell reports it (128 + N for signal N); None: it ran none."""
+    killed_by: str | None = None
+    """The name of the signal that ended the command (`SIGKILL`), when one did."""
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,7 @@ def stream_record(event: Event) -> dict | None:
             "id": event.tool_use_id,
             "name": event.name,
             "is_error": event.result.is_error,
+            "exit_code": event.result.exit_code,
             "content": event.result.content,
             "duration_ms": round(event.duration * 1000),
         }

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_agent.events import ToolFinished
-from mini_agent.tools.exit_line import exit_status
 from mini_agent.ui.terminal_text import visible
 
 KEY_ARGUMENT = {
@@ -86,8 +85,7 @@ def tool_line(event: ToolFinished, glyphs: Glyphs) -> ToolLine:
     g = glyphs
     head = f"{g.call} {describe_call(event.name, event.input)}"
     content = _HINT.sub("", event.result.content)
-    status = exit_status(content) if event.name == "bash" else None
-    exit_code = status.code if status else None
+    exit_code = event.result.exit_code
     if event.result.shown:
         return ToolLine(head, f"{g.fail} not run", False, [], content, event.result.shown)
     if event.result.is_error:
