@@ -62,7 +62,7 @@ def _check(ctx: ToolContext, command: str, **_: object) -> None:
         raise ToolError(f"The working directory {ctx.cwd} no longer exists. Use an absolute path, e.g. `cd /path`.")
 
 
-@tool(risk="exec", guidance=GUIDANCE, precheck=_check)
+@tool(risk="exec", guidance=GUIDANCE, precheck=_check, alias="Bash", key_argument="command")
 def bash(
     ctx: ToolContext,
     command: CommandText,
