@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mini_agent.safety.denials import Denial
-    from mini_agent.tools.base import ToolResult
+    from mini_agent.tools.base import Tool, ToolResult
     from mini_agent.usage import Usage
 
 
@@ -53,6 +53,9 @@ class ToolStarted:
     tool_use_id: str
     name: str
     input: Any
+    tool: Tool | None = field(default=None, compare=False, repr=False)
+    """The tool called, whose facts (key argument, whether it edits files) say how to show the call; None for a
+    name no tool has."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class ToolFinished:
     input: Any
     result: ToolResult
     duration: float
+    tool: Tool | None = field(default=None, compare=False, repr=False)
+    """As ToolStarted's."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,8 @@ class ToolDenied:
     name: str
     input: Any
     denial: Denial
+    tool: Tool | None = field(default=None, compare=False, repr=False)
+    """As ToolStarted's."""
 
 
 @dataclass(frozen=True)

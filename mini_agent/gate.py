@@ -19,6 +19,7 @@ from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, 
 from mini_agent.safety.preview import change_preview
 from mini_agent.safety.workspace import Workspace, within
 from mini_agent.settings import Settings
+from mini_agent.tools import WEB_FETCH
 from mini_agent.tools.base import Tool, ToolContext, ToolError
 
 
@@ -70,7 +71,7 @@ class Gate:
         A call the policy would put to a human but that cannot succeed (an edit of a file not read, an old_string
         not found) is denied with the very error running it would give, and nobody is asked.
         """
-        sandboxed = tool.name == "bash" and self._sandboxed()
+        sandboxed = tool.risk == "exec" and self._sandboxed()
         call = ToolCall(tool.name, tool.risk, arguments)
         workspace = self.workspace()
         text = arguments.get("path")
@@ -79,7 +80,7 @@ class Gate:
             workspace = replace(workspace, pins=((text, resolved),))
             self.ctx.pin(text, resolved)
         verdict = check(call, self.mode, self.rules, workspace, sandboxed=sandboxed)
-        if tool.name == "bash":  # secret files the command names (`cat api/.env`): their values get masked too
+        if tool.key_argument == "command":  # secret files a command names (`cat api/.env`): their values get masked too
             for path in secret_paths(str(arguments.get("command", ""))):
                 self.secrets.harvest(self.workspace().resolve(path), path)
         if self.mode != "bypass":  # nothing secret leaves without a yes, whatever the rules allow
@@ -90,7 +91,7 @@ class Gate:
             failure = doomed(tool, arguments, self.ctx)
             if failure is not None:  # nobody is asked to approve a call that cannot succeed
                 return Deny(failure)
-            preview = change_preview(tool.name, arguments, self.ctx.cwd)
+            preview = change_preview(arguments, self.ctx.cwd) if tool.edits_files else None
             # The question shows which secret (by name) but never its value: the screen is an output too.
             shown = self.secrets.mask_value(arguments)
             verdict = self.decide(ApprovalRequest(tool, shown, asked, preview and self.secrets.mask(preview)))
@@ -167,9 +168,9 @@ class Gate:
         verdict = check_destination(host, reason, self.mode, self.rules)
         asked = verdict if isinstance(verdict, Ask) else None
         if asked is not None:
-            verdict = self.decide(ApprovalRequest(self._tool("web_fetch"), {"url": url}, asked, None))
+            verdict = self.decide(ApprovalRequest(self._tool(WEB_FETCH), {"url": url}, asked, None))
         if isinstance(verdict, Deny):
-            self._refused("web_fetch", verdict, asked)
+            self._refused(WEB_FETCH, verdict, asked)
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             raise ToolError(verdict.message)

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from mini_agent.safety.secrets import SecretSet
 
 DEGRADED_AFTER = 3
-CHANGES_FILES = ("write", "exec", "mcp")
-"""Risks whose calls take the turn's undo snapshot first: an MCP tool not declared read-only may write files."""
+MAY_CHANGE_FILES = ("exec", "mcp")
+"""Risks whose calls take the turn's undo snapshot first, beside the tools declared to edit files: a command may
+write anything, and so may an MCP tool not declared read-only."""
 
 
 class ToolHost(Protocol):
@@ -110,17 +111,18 @@ class ToolCalls:
         except ToolError as exc:
             self._settle(call, ToolResult(str(exc), is_error=True))
             return None
-        hooked = self.agent.hooks.before_tool(call["id"], tool.name, arguments)  # before anyone is asked
+        hooked = self.agent.hooks.before_tool(call["id"], tool, arguments)  # before anyone is asked
         if hooked.blocked is not None:
             self._settle(call, ToolResult(hooked.blocked, is_error=True))
-            self.agent.emit(ToolDenied(call["id"], call["name"], call.get("input"), hook_denial(hooked.blocked)))
+            denied = hook_denial(hooked.blocked)
+            self.agent.emit(ToolDenied(call["id"], call["name"], call.get("input"), denied, tool))
             return None
         if hooked.context:
             self._hook_context[call["id"]] = hooked.context
         verdict = self.agent.gate.authorise(tool, arguments)
         if isinstance(verdict, Deny):
             self._settle(call, ToolResult(verdict.message, is_error=True, shown=verdict.shown))
-            self._report_denials(call)
+            self._report_denials(call, tool)
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             return None
@@ -129,8 +131,9 @@ class ToolCalls:
     def _settle(self, call: dict, result: ToolResult) -> None:
         result = replace(result, content=safe_text(self.agent.secrets.mask(result.content)))  # it may quote the call
         self._results[call["id"]] = result
-        self.agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
-        self.agent.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0))
+        tool = self.agent.registry.get(call["name"])
+        self.agent.emit(ToolStarted(call["id"], call["name"], call.get("input"), tool))
+        self.agent.emit(ToolFinished(call["id"], call["name"], call.get("input"), result, 0.0, tool))
 
     def _execute(self, tool: Tool, arguments: dict, confinement: object = None) -> ToolResult:
         """Run a tool; every known secret is masked in what it returns (`env | base64`, a config dump), in any
@@ -148,9 +151,9 @@ class ToolCalls:
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:
-        if self.agent.before_change is not None and tool.risk in CHANGES_FILES:
+        if self.agent.before_change is not None and (tool.edits_files or tool.risk in MAY_CHANGE_FILES):
             self.agent.before_change()
-        self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
+        self.agent.emit(ToolStarted(call["id"], tool.name, arguments, tool))
         watch = self._watch() if tool.risk in ("write", "exec") else None
         seen = watch.look() if watch else {}
         started = time.monotonic()
@@ -166,8 +169,8 @@ class ToolCalls:
         result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
         seconds = time.monotonic() - started
         self._after_tool(tool, arguments, result, seconds)
-        self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
-        self._report_denials(call)  # web_fetch asks about a private address only once it has resolved it
+        self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds, tool))
+        self._report_denials(call, tool)  # web_fetch asks about a private address only once it has resolved it
 
     def _watch(self) -> PlantedWatch:
         if self._planted is None:
@@ -176,9 +179,9 @@ class ToolCalls:
             self._planted = PlantedWatch(self.agent.gate.settings.cwd)
         return self._planted
 
-    def _report_denials(self, call: dict) -> None:
+    def _report_denials(self, call: dict, tool: Tool) -> None:
         for denial in self.agent.gate.take_denials():
-            self.agent.emit(ToolDenied(call["id"], call["name"], call.get("input"), denial))
+            self.agent.emit(ToolDenied(call["id"], call["name"], call.get("input"), denial, tool))
 
     def _run_batch(self, batch: list[tuple[dict, Tool, dict]]) -> None:
         if len(batch) <= 1:
@@ -188,7 +191,7 @@ class ToolCalls:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         for call, tool, arguments in batch:
-            self.agent.emit(ToolStarted(call["id"], tool.name, arguments))
+            self.agent.emit(ToolStarted(call["id"], tool.name, arguments, tool))
         started = time.monotonic()
         futures = [self._pool.submit(self._execute, tool, arguments) for _, tool, arguments in batch]
         for index, ((call, tool, arguments), future) in enumerate(zip(batch, futures, strict=True)):
@@ -201,11 +204,11 @@ class ToolCalls:
             result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
             seconds = time.monotonic() - started
             self._after_tool(tool, arguments, result, seconds)
-            self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds))
+            self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds, tool))
 
     def _with_hooks(self, call: dict, tool: Tool, arguments: dict, result: ToolResult) -> ToolResult:
         """What PreToolUse hooks added and what PostToolUse hooks say follow the result, for the model."""
-        after = self.agent.hooks.after_tool(call["id"], tool.name, arguments, result.content, result.is_error)
+        after = self.agent.hooks.after_tool(call["id"], tool, arguments, result)
         added = [text for text in (self._hook_context.pop(call["id"], ""), after) if text]
         return replace(result, content="\n\n".join([result.content, *added])) if added else result
 
@@ -222,8 +225,8 @@ class ToolCalls:
         self.agent.tool_ran(self.agent.secrets.mask(line), tool.risk, self._written(tool, arguments))
 
     def _written(self, tool: Tool, arguments: dict) -> Path | None:
-        """The file a write tool changed (write_file, edit_file), so the context sources that read it re-read it."""
-        path = arguments.get("path") if tool.risk == "write" else None
+        """The file a tool that edits files changed, so the context sources that read it re-read it."""
+        path = arguments.get(tool.key_argument) if tool.edits_files and tool.key_argument else None
         return self.agent.ctx.cwd / os.path.expanduser(path) if isinstance(path, str) else None
 
     def _track_health(self, name: str, result: ToolResult) -> None:

@@ -9,6 +9,7 @@ from typing import TextIO
 from mini_agent.safety.permissions import Allow, Ask, Deny, ToolCall, check
 from mini_agent.safety.workspace import Workspace
 from mini_agent.settings import Settings
+from mini_agent.tools import BASH
 from mini_agent.ui.terminal_text import VisibleWriter
 
 PROTECTIONS = (
@@ -79,12 +80,12 @@ def print_command_check(settings: Settings, command: str, as_json: bool, out: Te
     verdict = classify(command, workspace)
     mode = settings.permission_mode
     sandboxed = _sandbox_present()
-    decision = check(ToolCall("bash", "exec", {"command": command}), mode, settings.rules, workspace, sandboxed)
+    decision = check(ToolCall(BASH, "exec", {"command": command}), mode, settings.rules, workspace, sandboxed)
     if mode != "bypass":  # as the gate does: a command that would send a secret asks
         from mini_agent.safety.egress import guard
 
         settings.secret_set.refresh()
-        decision = guard(decision, "bash", {"command": command}, settings.secret_set)
+        decision = guard(decision, BASH, {"command": command}, settings.secret_set)
     name, reason = _outcome(decision)
     where = _where(decision)
     if as_json:

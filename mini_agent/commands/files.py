@@ -11,8 +11,8 @@
 Front matter is `key: value` lines; a value may be quoted, an inline list `[a, b]` or a block of `- item`
 lines. No YAML library is a dependency, and this is all the format needs. A file whose front matter cannot be
 read still works with its body; the problem comes back as one line naming the file. `allowed-tools` entries are
-permission rules (safety/rules.py), allowing only; Claude Code's spellings (`Bash(git add:*)`, `Read`) are
-translated. Pure code apart from reading the one file.
+permission rules (safety/rules.py), allowing only; Claude Code's spellings (`Bash(git add:*)`, `Read`: a tool's
+alias, declared on the tool) are translated. Pure code apart from reading the one file.
 """
 
 from __future__ import annotations
@@ -23,15 +23,9 @@ from pathlib import Path
 
 from mini_agent.errors import ConfigError
 from mini_agent.safety.rules import Origin, Rule, Rules, parse_rule
+from mini_agent.tools import builtin_tool
 
 KEYS = ("description", "argument-hint", "model", "allowed-tools")
-CLAUDE_TOOLS = {
-    "Bash": "bash",
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "WebFetch": "web_fetch",
-}
 MAX_BYTES = 256 * 1024
 _KEY_LINE = re.compile(r"^([A-Za-z][\w-]*)\s*:\s*(.*)$")
 
@@ -152,16 +146,17 @@ def split_top_level(value: str) -> list[str]:
 def _claude_spelling(entry: str) -> str:
     """Claude Code's `Bash(git add:*)` is `bash(git add *)` here; `Read` is `read_file`."""
     match = re.match(r"^([A-Za-z]+)(\((.*)\))?$", entry, re.DOTALL)
-    if not match or match.group(1) not in CLAUDE_TOOLS:
+    found = builtin_tool(match.group(1)) if match else None
+    if match is None or found is None or found.alias != match.group(1):
         return entry
-    tool, pattern = CLAUDE_TOOLS[match.group(1)], match.group(3)
+    pattern = match.group(3)
     if pattern is None:
-        return tool
-    if tool == "bash" and pattern.endswith(":*"):
+        return found.name
+    if found.key_argument == "command" and pattern.endswith(":*"):  # Claude Code's prefix form of a command
         pattern = pattern[:-2] + " *"
-    if tool == "web_fetch" and pattern.startswith("domain:"):
+    if found.key_argument == "url" and pattern.startswith("domain:"):
         pattern = pattern[len("domain:") :]
-    return f"{tool}({pattern})"
+    return f"{found.name}({pattern})"
 
 
 def _unquote(value: str) -> str:

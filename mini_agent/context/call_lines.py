@@ -7,8 +7,6 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from mini_agent.tools.exit_line import exit_status
-
 if TYPE_CHECKING:  # sources.py imports this module and must stay cheap: no pydantic
     from mini_agent.tools.base import ToolResult
 
@@ -28,18 +26,16 @@ def call_line(
         shown = shown[:117] + "..."
     when = f"{at:%H:%M:%S} " if at is not None else ""
     took = f" ({_seconds(seconds)} s)" if seconds is not None else ""
-    return f"{when}{name} {shown} {_outcome(name, result)}{took}"
+    return f"{when}{name} {shown} {_outcome(result)}{took}"
 
 
-def _outcome(name: str, result: ToolResult) -> str:
+def _outcome(result: ToolResult) -> str:
     if result.is_error:
         first = result.content.splitlines()[0][:80] if result.content else "error"
         return f"{FAILED}: {first}"
-    if name == "bash":
-        status = exit_status(result.content)
-        if status and status.code != 0:
-            killed = f", killed by {status.killed_by}" if status.killed_by else ""
-            return f"{FAILED} (exit code {status.code}{killed})"
+    if result.exit_code:
+        killed = f", killed by {result.killed_by}" if result.killed_by else ""
+        return f"{FAILED} (exit code {result.exit_code}{killed})"
     return "-> ok"
 
 

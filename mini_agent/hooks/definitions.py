@@ -5,9 +5,9 @@
     command = "~/.config/mini-agent/guard.sh"
     timeout = 30                     # seconds, default 60
 
-A matcher also matches the names other agents give the built-in tools (`Bash`, `Read`, `Write`, `Edit`,
-`WebFetch`, `Task`), so a hook written for them selects the same calls here. For PreCompact it matches the
-trigger (`manual` or `auto`).
+A matcher also matches a tool's alias, the name other agents give it (`Bash`, `Read`, `Write`, `Edit`,
+`WebFetch`, `Task`: declared on the tool, tools/base.py), so a hook written for them selects the same calls
+here. For PreCompact it matches the trigger (`manual` or `auto`).
 """
 
 from __future__ import annotations
@@ -22,15 +22,6 @@ from mini_agent.errors import ConfigError
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "PreCompact")
 DEFAULT_TIMEOUT = 60.0
 KEYS = ("matcher", "command", "timeout")
-PORTED_NAMES = {
-    "bash": "Bash",
-    "read_file": "Read",
-    "write_file": "Write",
-    "edit_file": "Edit",
-    "web_fetch": "WebFetch",
-    "task": "Task",
-}
-"""Our built-in tools under the names hooks written for other agents match on."""
 
 
 @dataclass(frozen=True)
@@ -44,12 +35,13 @@ class HookDef:
     source: str
     """The config file that defines it."""
 
-    def matches(self, subject: str | None) -> bool:
-        """Whether it runs for this tool name (or compaction trigger); events without a subject run every hook."""
+    def matches(self, subject: str | None, alias: str | None = None) -> bool:
+        """Whether it runs for this tool name or its alias (or compaction trigger); events without a subject run
+        every hook."""
         if subject is None or self.matcher in (None, "", "*"):
             return True
         pattern = _compiled(self.matcher)
-        return any(pattern.fullmatch(name) for name in {subject, PORTED_NAMES.get(subject, subject)})
+        return any(pattern.fullmatch(name) for name in (subject, alias) if name)
 
     def summary(self) -> str:
         selects = f" [{self.matcher}]" if self.matcher not in (None, "", "*") else ""

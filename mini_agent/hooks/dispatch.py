@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.events import Emit, HookRan, Notice
@@ -15,7 +17,9 @@ from mini_agent.hooks.outcome import Outcome, read_outcome
 from mini_agent.hooks.runner import run_hook
 from mini_agent.xmltext import system_hint
 
-FILE_TOOLS = ("read_file", "write_file", "edit_file")
+if TYPE_CHECKING:
+    from mini_agent.tools.base import Tool, ToolResult
+
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
@@ -57,20 +61,23 @@ class Hooks:
         child.environment = self.environment
         return child
 
-    def before_tool(self, tool_use_id: str, name: str, tool_input: dict) -> ToolVerdict:
-        outcome = self._run("PreToolUse", name, lambda: self._tool_details(tool_use_id, name, tool_input))
+    def before_tool(self, tool_use_id: str, tool: Tool, tool_input: dict) -> ToolVerdict:
+        details = partial(self._tool_details, tool_use_id, tool, tool_input)
+        outcome = self._run("PreToolUse", tool.name, details, tool.alias)
         if outcome.block is not None:
             return ToolVerdict(blocked=f"Blocked by a PreToolUse hook: {outcome.block}")
         return ToolVerdict(context=self._context("PreToolUse", outcome))
 
-    def after_tool(self, tool_use_id: str, name: str, tool_input: dict, content: str, is_error: bool) -> str:
+    def after_tool(self, tool_use_id: str, tool: Tool, tool_input: dict, result: ToolResult) -> str:
         """Text to add after the call's result: a block's reason (the call already ran) or added context."""
 
         def details() -> dict:
-            response = {"tool_response": {"content": content, "is_error": is_error}}
-            return {**self._tool_details(tool_use_id, name, tool_input), **response}
+            response: dict = {"content": result.content, "is_error": result.is_error}
+            if result.exit_code is not None:  # the call ran a command
+                response["exit_code"] = result.exit_code
+            return {**self._tool_details(tool_use_id, tool, tool_input), "tool_response": response}
 
-        outcome = self._run("PostToolUse", name, details)
+        outcome = self._run("PostToolUse", tool.name, details, tool.alias)
         objection = f"A PostToolUse hook objected: {outcome.block}" if outcome.block is not None else ""
         said = "\n".join(part for part in (outcome.context, objection) if part)
         return system_hint("hook", said, event="PostToolUse") if said else ""
@@ -102,9 +109,10 @@ class Hooks:
         added = outcome.context
         return None, "\n".join(part for part in (focus, added) if part) or None
 
-    def _run(self, event: str, subject: str | None, details: Callable[[], dict]) -> Outcome:
-        """`details` builds the event's own fields, only when a hook matches: most calls of most sessions have none."""
-        hooks = [hook for hook in self._hooks[event] if hook.matches(subject)]
+    def _run(self, event: str, subject: str | None, details: Callable[[], dict], alias: str | None = None) -> Outcome:
+        """`details` builds the event's own fields, only when a hook matches: most calls of most sessions have none.
+        `alias`: the tool's other name, which a matcher may use instead."""
+        hooks = [hook for hook in self._hooks[event] if hook.matches(subject, alias)]
         if not hooks:
             return Outcome()
         session_id, transcript = self.transcript()
@@ -131,16 +139,18 @@ class Hooks:
                 break  # a blocked call needs no further opinion
         return Outcome(block=block, context="\n".join(contexts))
 
-    def _tool_details(self, tool_use_id: str, name: str, tool_input: dict) -> dict:
-        return {"tool_name": name, "tool_input": _ported_input(name, tool_input, self.cwd), "tool_use_id": tool_use_id}
+    def _tool_details(self, tool_use_id: str, tool: Tool, tool_input: dict) -> dict:
+        tool_input = _ported_input(tool, tool_input, self.cwd)
+        return {"tool_name": tool.name, "tool_input": tool_input, "tool_use_id": tool_use_id}
 
     def _context(self, event: str, outcome: Outcome) -> str:
         return system_hint("hook", outcome.context, event=event) if outcome.context else ""
 
 
-def _ported_input(name: str, tool_input: dict, cwd: Path) -> dict:
-    """The call's arguments, with `file_path` (absolute) beside `path` for the file tools, as ported hooks read."""
-    path = tool_input.get("path") if name in FILE_TOOLS else None
+def _ported_input(tool: Tool, tool_input: dict, cwd: Path) -> dict:
+    """The call's arguments, with `file_path` (absolute) beside `path` for a tool whose key argument is a path (the
+    file tools), as ported hooks read."""
+    path = tool_input.get("path") if tool.key_argument == "path" else None
     if not isinstance(path, str):
         return tool_input
     return {**tool_input, "file_path": os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))}

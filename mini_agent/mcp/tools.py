@@ -74,6 +74,11 @@ def _tool(connection: Connection, remote: RemoteTool, read_only: bool) -> McpToo
         guidance="",
         risk="read" if read_only else "mcp",  # type: ignore[arg-type]
         validator=None,
+        # A server's tool has no Claude Code name, and which argument matters or what it changes is unknown: the
+        # policy asks about it as an unknown risk, the undo snapshot is taken before it, its line shows the name.
+        alias=None,
+        key_argument=None,
+        edits_files=False,
         server=connection.server.name,
         remote=remote.name,
     )

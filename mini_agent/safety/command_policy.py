@@ -23,7 +23,7 @@ from mini_agent.safety.decisions import (
     vouches,
 )
 from mini_agent.safety.refusals import plan_refusal
-from mini_agent.safety.rules import Rule, Rules
+from mini_agent.safety.rules import BASH, Rule, Rules
 from mini_agent.safety.workspace import Workspace
 
 NO_SANDBOX_ASKS = (
@@ -41,19 +41,19 @@ def check_command(command: str, mode: Mode, rules: Rules, workspace: Workspace, 
 
     verdict = classify(command, workspace)
     forms = {form for part in verdict.parts for form in (part.text, *part.forms)} | {command.strip()}
-    denied = first(rules.of("deny", "bash"), lambda rule: any(rule.matches_command(form) for form in forms))
+    denied = first(rules.of("deny", BASH), lambda rule: any(rule.matches_command(form) for form in forms))
     if denied:
         return Deny(f"Not run: the command is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
     label = verdict.reason if verdict.reason.startswith(verdict.kind) else f"{verdict.kind}: {verdict.reason}"
-    asked = first(rules.of("ask", "bash"), lambda rule: any(rule.matches_command(form) for form in forms))
+    asked = first(rules.of("ask", BASH), lambda rule: any(rule.matches_command(form) for form in forms))
     risky = [part for part in verdict.parts if part.kind != "read-only"]
     if not risky and verdict.kind != "read-only":
         risky = [_whole(command, verdict)]
     if asked:
         return Ask(f"the rule {asked} asks first", _level(verdict.kind), _command_grants(risky), label)
-    allows = rules.of("allow", "bash")
+    allows = rules.of("allow", BASH)
     # The network opens inside the sandbox only for what the user's own rules name: a project file's rule is
     # the repository speaking, and a repository must not open a way out for its own commands.
     network = any(vouches(rule) for rule in _rules_for(verdict.parts, allows))
@@ -114,7 +114,7 @@ def _covered(part, allows: tuple[Rule, ...]) -> bool:
 
 
 def _command_grants(parts) -> tuple[Grant, ...]:
-    exact = tuple(dict.fromkeys(session_rule("bash", part.text) for part in parts if part.text.strip()))
+    exact = tuple(dict.fromkeys(session_rule(BASH, part.text) for part in parts if part.text.strip()))
     grants = []
     if exact and all(rule.exact for rule in exact):
         # The label shows the command as written: `-m "fix the bug"`, not the unquoted words the rule matches.
@@ -122,7 +122,7 @@ def _command_grants(parts) -> tuple[Grant, ...]:
         label = f"always allow `{written}`" if len(exact) == 1 else "always allow these exact commands"
         grants.append(Grant("a", label, exact))
     if all(part.kind != "destructive" for part in parts):
-        prefixes = tuple(dict.fromkeys(session_rule("bash", f"{_prefix(part.text)} *") for part in parts))
+        prefixes = tuple(dict.fromkeys(session_rule(BASH, f"{_prefix(part.text)} *") for part in parts))
         if prefixes and prefixes != exact:
             shown = ", ".join(f"`{rule.pattern}`" for rule in prefixes)
             grants.append(Grant("p", f"always allow {shown}", prefixes))

@@ -22,6 +22,7 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 from mini_agent.safety.credential_places import SECRET_NAME
 from mini_agent.safety.mcp_policy import is_mcp
 from mini_agent.safety.permissions import Allow, Ask, Deny, Verdict
+from mini_agent.safety.rules import BASH, WEB_FETCH
 from mini_agent.safety.secrets import SecretSet
 from mini_agent.safety.workspace import secret_reason
 
@@ -75,9 +76,9 @@ def guard(verdict: Verdict, tool: str, arguments: dict, secrets: SecretSet) -> V
 
 def outgoing(tool: str, arguments: dict, secrets: SecretSet) -> str | None:
     """What secret the call would send and where ("sends the value of FOO_TOKEN (ab…yz) to example.com"), or None."""
-    if tool == "web_fetch":
+    if tool == WEB_FETCH:
         return _fetch(str(arguments.get("url", "")), secrets)
-    if tool == "bash":
+    if tool == BASH:
         return _command(str(arguments.get("command", "")), secrets)
     if is_mcp(tool):
         return _mcp(tool, arguments, secrets)

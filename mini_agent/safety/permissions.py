@@ -43,7 +43,7 @@ from mini_agent.safety.decisions import (
 )
 from mini_agent.safety.mcp_policy import check_mcp, is_mcp
 from mini_agent.safety.refusals import plan_refusal, refusal_without_human
-from mini_agent.safety.rules import FILE_TOOLS, Rule, Rules
+from mini_agent.safety.rules import BASH, EDIT_FILE, FILE_TOOLS, READ_FILE, Rule, Rules, WEB_FETCH, WRITE_FILE
 from mini_agent.safety.workspace import Workspace
 
 __all__ = [
@@ -68,7 +68,7 @@ __all__ = [
 
 def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandboxed: bool = True) -> Verdict:
     """The policy for one tool call. `sandboxed`: this machine has an OS sandbox to run commands in."""
-    if call.name == "bash":
+    if call.name == BASH:
         command = str(call.arguments.get("command", ""))
         verdict = check_command(command, mode, rules, workspace, sandboxed)
         if call.arguments.get("outside_sandbox") and isinstance(verdict, Allow) and verdict.sandbox != "none":
@@ -76,7 +76,7 @@ def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandbo
         return verdict
     if call.name in FILE_TOOLS:
         return _check_file(call, mode, rules, workspace)
-    if call.name == "web_fetch":
+    if call.name == WEB_FETCH:
         return _check_fetch(str(call.arguments.get("url", "")), mode, rules)
     if is_mcp(call.name):
         return check_mcp(call, mode, rules)
@@ -92,16 +92,16 @@ def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandbo
 def check_destination(host: str, reason: str, mode: Mode, rules: Rules) -> Verdict:
     """A fetch about to connect to a private, loopback or metadata address (known only after DNS)."""
     host = host.lower().rstrip(".")
-    denied = first(rules.of("deny", "web_fetch"), lambda rule: rule.matches_url("", host))
+    denied = first(rules.of("deny", WEB_FETCH), lambda rule: rule.matches_url("", host))
     if denied and denied.pattern is not None:
         return Deny(f"Not fetched: {host} is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
-    granted = first(rules.of("allow", "web_fetch"), lambda rule: vouches(rule) and rule.matches_url("", host))
+    granted = first(rules.of("allow", WEB_FETCH), lambda rule: vouches(rule) and rule.matches_url("", host))
     if granted:
         return Allow(f"allowed by {granted}")
     return Ask(
-        reason, "sensitive", (Grant("h", f"always allow fetching from {host}", (session_rule("web_fetch", host),)),)
+        reason, "sensitive", (Grant("h", f"always allow fetching from {host}", (session_rule(WEB_FETCH, host),)),)
     )
 
 
@@ -120,14 +120,14 @@ def _check_file(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace) 
         return Deny(f"Not run: {call.name} on {shown} is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
-    reading = call.name == "read_file"
+    reading = call.name == READ_FILE
     grant = (
-        Grant("e", f"always allow reading {shown}", (session_rule("read_file", str(path)),))
+        Grant("e", f"always allow reading {shown}", (session_rule(READ_FILE, str(path)),))
         if reading
         else Grant(
             "e",
             f"always allow edits to {shown}",
-            (session_rule("edit_file", str(path)), session_rule("write_file", str(path))),
+            (session_rule(EDIT_FILE, str(path)), session_rule(WRITE_FILE, str(path))),
         )
     )
     asked = first(rules.of("ask", call.name), matches)
@@ -193,24 +193,24 @@ def _check_fetch(url: str, mode: Mode, rules: Rules) -> Verdict:
     def matches(rule: Rule) -> bool:
         return rule.matches_url(url, host)
 
-    denied = first(rules.of("deny", "web_fetch"), matches)
+    denied = first(rules.of("deny", WEB_FETCH), matches)
     if denied:
         return Deny(f"Not fetched: {url} is denied by the rule {denied}.", rule=str(denied))
     if mode == "bypass":
         return Allow("bypass mode runs everything")
-    grant = Grant("h", f"always allow fetching from {host}", (session_rule("web_fetch", host),))
-    asked = first(rules.of("ask", "web_fetch"), matches)
+    grant = Grant("h", f"always allow fetching from {host}", (session_rule(WEB_FETCH, host),))
+    asked = first(rules.of("ask", WEB_FETCH), matches)
     if asked:
         return Ask(f"the rule {asked} asks first", "ordinary", (grant,))
     from mini_agent.safety.netaddr import host_risk
 
     risk = host_risk(host) if host else None
     if risk:
-        vouched = first(rules.of("allow", "web_fetch"), lambda rule: vouches(rule) and matches(rule))
+        vouched = first(rules.of("allow", WEB_FETCH), lambda rule: vouches(rule) and matches(rule))
         if vouched:
             return Allow(f"allowed by {vouched}")
         return Ask(f"{host} is {risk}", "sensitive", (grant,))
-    allowed = first(rules.of("allow", "web_fetch"), matches)
+    allowed = first(rules.of("allow", WEB_FETCH), matches)
     if allowed:
         return Allow(f"allowed by {allowed}")
     if mode == "auto":

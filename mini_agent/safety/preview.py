@@ -13,16 +13,16 @@ MAX_PREVIEW_BYTES = 8 * 1024 * 1024
 """Files bigger than this are not diffed: reading and diffing them would keep the human waiting for a question."""
 
 
-def change_preview(tool_name: str, arguments: dict, cwd: Path) -> str | None:
-    """A unified diff of the proposed change, or None when the tool changes no file."""
-    if tool_name not in ("write_file", "edit_file"):
-        return None
+def change_preview(arguments: dict, cwd: Path) -> str:
+    """A unified diff of the change a call of a tool that edits files would make (the caller knows which tools
+    do, from their declarations): `content` replaces the file at `path` (write_file), `old_string` and
+    `new_string` edit it (edit_file)."""
     path = resolve_path(cwd, str(arguments.get("path", "")))  # the file the tool itself will change
     unreadable = _not_previewable(path)
     if unreadable:
         return unreadable
     before = _read(path)
-    if tool_name == "write_file":
+    if "content" in arguments:
         after = str(arguments.get("content", ""))
     else:
         old, new = str(arguments.get("old_string", "")), str(arguments.get("new_string", ""))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 
 from mini_agent.safety.decisions import PLAN_REFUSAL, Ask, Deny
-from mini_agent.safety.rules import Rule
+from mini_agent.safety.rules import EDIT_TOOLS, Rule
 
 FLAG_LIMIT = 64
 REASON_LIMIT = 48
@@ -97,7 +97,7 @@ def plan_refusal(tool: str, why: str = "", what: str = "") -> Deny:
 
 def mode_that_runs(tool: str) -> str:
     """The least open mode that runs an ordinary call of this tool without asking."""
-    return "accept-edits" if tool in ("write_file", "edit_file") else "auto"
+    return "accept-edits" if tool in EDIT_TOOLS else "auto"
 
 
 def _mode_that_allows(tool: str, ask: Ask) -> str | None:

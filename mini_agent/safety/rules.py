@@ -25,8 +25,14 @@ from mini_agent.errors import ConfigError
 
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")
-TOOLS = ("bash", "read_file", "write_file", "edit_file", "web_fetch")
-FILE_TOOLS = ("read_file", "write_file", "edit_file")
+BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH = "bash", "read_file", "write_file", "edit_file", "web_fetch"
+"""The built-in tools' names: the words of the rule language, and the one place they are written (tools/ imports
+them; each tool's declaration says everything else about it, and tests/tools/test_facts.py checks they agree)."""
+TOOLS = (BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH)
+FILE_TOOLS = (READ_FILE, WRITE_FILE, EDIT_FILE)
+"""Tools whose rules take a path glob."""
+EDIT_TOOLS = (WRITE_FILE, EDIT_FILE)
+"""Tools that edit files: accept-edits mode runs them, one "always" answer allows both on a path."""
 OriginKind = Literal["user", "project", "flag", "session"]
 _RULE = re.compile(r"^\s*([A-Za-z_][\w*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
@@ -74,14 +80,14 @@ class Rule:
     def _regex(self) -> re.Pattern[str] | None:
         if self.pattern is None:
             return None
-        if self.tool == "bash":
+        if self.tool == BASH:
             return _command_regex(self.pattern)
-        if self.tool == "web_fetch":
+        if self.tool == WEB_FETCH:
             return _host_regex(self.pattern)
         return None
 
     def matches_command(self, command: str) -> bool:
-        return self.tool == "bash" and (self._regex is None or bool(self._regex.fullmatch(" ".join(command.split()))))
+        return self.tool == BASH and (self._regex is None or bool(self._regex.fullmatch(" ".join(command.split()))))
 
     def matches_path(self, tool: str, path: Path, root: Path, home: Path) -> bool:
         if self.tool != tool:
@@ -91,7 +97,7 @@ class Rule:
         return bool(_path_regex(self.pattern, root, home).fullmatch(path.as_posix()))
 
     def matches_url(self, url: str, host: str) -> bool:
-        if self.tool != "web_fetch":
+        if self.tool != WEB_FETCH:
             return False
         if self._regex is None:
             return True

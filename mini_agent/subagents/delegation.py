@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from mini_agent.gate import ApprovalRequest
     from mini_agent.safety.permissions import Decision
 
-WRITE_TOOLS = ("write_file", "edit_file")
 ROLE = """# You are a sub-agent
 
 The main agent delegated one sub-task to you. Nobody can answer a question while you work: act on the most
@@ -48,7 +47,7 @@ class SubAgentRun:
     steps: int
     usage: Usage
     changed: tuple[str, ...]
-    """Files its write_file and edit_file calls changed, in the order first changed."""
+    """Files its calls of tools that edit files (write_file, edit_file) changed, in the order first changed."""
     commands: int
     """Shell commands it ran: what they changed is not listed."""
     stopped: str | None = None
@@ -97,10 +96,11 @@ class Delegation:
             if isinstance(event, TextDelta):
                 return  # the sub-agent's words stay out of the main transcript on screen: one line per tool
             if isinstance(event, ToolFinished) and not event.result.is_error:
-                path = event.input.get("path") if isinstance(event.input, dict) else None
-                if event.name in WRITE_TOOLS and isinstance(path, str) and path not in changed:
+                edits = event.tool is not None and event.tool.edits_files and isinstance(event.input, dict)
+                path = event.input.get(event.tool.key_argument) if edits else None
+                if isinstance(path, str) and path not in changed:
                     changed.append(path)
-                commands += event.name == "bash"
+                commands += event.result.exit_code is not None  # a command ran
             with self._lock:
                 parent.emit(SubAgentEvent(agent_id, label, description, event))
 
@@ -194,10 +194,18 @@ def with_subagents(registry: ToolRegistry, settings) -> tuple[ToolRegistry, Dele
 
     definitions, problems = load_definitions(settings.cwd / AGENTS_DIR, settings.user_dir / "agents")
     tools = list(registry)
-    for definition in definitions.values():
-        unknown = [name for name in definition.tools or () if name not in registry]
+    for name, definition in definitions.items():
+        if definition.tools is None:
+            continue
+        # A tool by its name or its alias (`Read`, as agent files written for Claude Code say), as hooks and
+        # command files name it: kept by its name, so everything downstream compares names. A name no tool has
+        # yet stays as written: it gives nothing now, and the agent is not taken for read-only.
+        found = {listed: registry.named(listed) for listed in definition.tools}
+        unknown = [listed for listed, tool in found.items() if tool is None]
         if unknown:
             problems.append(f"{definition.path}: unknown tools {', '.join(unknown)} left out")
+        names = tuple(dict.fromkeys(tool.name if tool else listed for listed, tool in found.items()))
+        definitions[name] = replace(definition, tools=names)
     delegation = Delegation(definitions)
     risks = {tool.name: tool.risk for tool in tools}
     return ToolRegistry([*tools, task_tool(delegation.run, definitions, risks)]), delegation, problems

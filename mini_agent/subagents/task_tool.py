@@ -40,7 +40,7 @@ def task_tool(run: Runner, definitions: Mapping[str, AgentDefinition], risks: Ma
             raise ToolError(f"No agent named {agent!r}; the named agents are: {names}. Omit `agent` for a general one.")
         return run(description, prompt, agent)
 
-    built = tool(risk="read", guidance=GUIDANCE)(task)
+    built = tool(risk="read", guidance=GUIDANCE, alias="Task", key_argument="description")(task)
     schema = built.input_schema
     description = built.description
     if definitions:

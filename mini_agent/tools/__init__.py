@@ -1,5 +1,7 @@
 """The five tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each,
-and the registry that turns typed functions into the schemas the model sees (base.py).
+and the registry that turns typed functions into the schemas the model sees (base.py). Each declaration holds
+the tool's facts (alias, key argument, whether it edits files); `builtin_tool` finds a built-in tool by name or
+alias before any session's registry exists.
 
 Shared by the file tools and by @mentions (context/): textfile.py (encoding, BOM, line endings, atomic writes)
 and file_view.py (paths that are not usable text, numbered lines). Private to the tools: _edit_help.py,
@@ -11,7 +13,15 @@ agent, context/, ui/, app/ or cli/.
 
 from __future__ import annotations
 
-from mini_agent.tools.base import ToolRegistry
+from functools import lru_cache
+
+from mini_agent.tools.base import Tool, ToolRegistry
+
+from mini_agent.safety.rules import BASH, EDIT_FILE, READ_FILE, WEB_FETCH, WRITE_FILE
+
+__all__ = ["BASH", "EDIT_FILE", "READ_FILE", "WEB_FETCH", "WRITE_FILE", "builtin_tool", "default_tools"]
+"""The names: for the few places above that must name a built-in tool (the policy's own call, a default);
+everything else about a tool is read from its declaration."""
 
 
 def default_tools() -> ToolRegistry:
@@ -23,3 +33,14 @@ def default_tools() -> ToolRegistry:
     from mini_agent.tools.write_file import write_file
 
     return ToolRegistry([read_file, write_file, edit_file, bash, web_fetch])
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> ToolRegistry:
+    return default_tools()
+
+
+def builtin_tool(name: str) -> Tool | None:
+    """A built-in tool by its name or its alias (`Read`), for what is read before any session's registry exists
+    (a command file's `allowed-tools`)."""
+    return _builtin().named(name)

@@ -1,8 +1,11 @@
 """Tools as typed functions: the @tool decorator, the registry, and the context every tool receives.
 
 A tool is a plain function whose first parameter is `ctx: ToolContext`. Its name, description and JSON
-schema come from the signature and the docstring (written for the model, with an `Args:` section). It
-returns text or raises ToolError; the registry turns both, and any unexpected exception, into a ToolResult.
+schema come from the signature and the docstring (written for the model, with an `Args:` section); the facts
+other parts read about it (its Claude-style alias, its key argument, whether it edits files) are arguments of
+the @tool declaration, in this one place. It
+returns text (or a ToolResult, to say more: a command's exit code) or raises ToolError; the registry turns each,
+and any unexpected exception, into a ToolResult.
 """
 
 from __future__ import annotations
@@ -136,6 +139,10 @@ class ToolResult:
     """One plain line a human is shown instead of `content`, when that is written for the model."""
     blocks: tuple[dict, ...] = ()
     """Content blocks sent after the text, e.g. the images an MCP tool returned."""
+    exit_code: int | None = None
+    """How the command the call ran ended, as the shell reports it (128 + N for signal N); None: it ran none."""
+    killed_by: str | None = None
+    """The name of the signal that ended the command (`SIGKILL`), when one did."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,15 @@ class Tool:
     concurrent: Callable[[dict], bool] | None = field(default=None, repr=False, compare=False)
     """For a read tool: whether this call may run beside the reply's other read-only calls (None: it may).
     The `task` tool says yes only for sub-agents that can only read."""
+    alias: str | None = None
+    """The name other agents give this tool (`Read`, `Bash`, `Task`): hooks' matchers, command files'
+    `allowed-tools` and agent files' `tools:` accept it beside the name (ToolRegistry.named)."""
+    key_argument: str | None = None
+    """The one argument that says what a call does (the path, the command, the URL, the sub-task): what its
+    one-line description, its approval question and its denial records show."""
+    edits_files: bool = False
+    """It changes the file its `key_argument` names: the changed file is reported (sub-agents, context sources)
+    and shown as a diff."""
 
     def schema(self) -> dict:
         """The tool as the Messages API `tools` parameter expects it."""
@@ -200,16 +216,40 @@ def _describe_error(error: dict) -> str:
 
 
 def tool(
-    *, risk: Risk, guidance: str, precheck: Callable[..., None] | None = None
+    *,
+    risk: Risk,
+    guidance: str,
+    precheck: Callable[..., None] | None = None,
+    alias: str | None = None,
+    key_argument: str | None = None,
+    edits_files: bool = False,
 ) -> Callable[[Callable[..., str]], Tool]:
     """Turn a typed function `fn(ctx, ...) -> str` with a Google-style docstring into a Tool.
 
     `precheck` takes the same arguments as `fn` and raises, without side effects, the ToolError `fn` would.
+    `alias`, `key_argument` and `edits_files` are the tool's facts (see Tool); `key_argument` must be a
+    parameter of `fn`, and a tool that edits files names the file in it.
     """
 
     def decorate(fn: Callable[..., str]) -> Tool:
         description, validator, schema = _describe(fn)
-        return Tool(fn.__name__, description, schema, fn, " ".join(guidance.split()), risk, validator, precheck)
+        if key_argument is not None and key_argument not in schema["properties"]:
+            raise TypeError(f"{fn.__name__}: the key argument {key_argument!r} is not one of its parameters")
+        if edits_files and key_argument is None:
+            raise TypeError(f"{fn.__name__}: a tool that edits files names the file in its key argument")
+        return Tool(
+            fn.__name__,
+            description,
+            schema,
+            fn,
+            " ".join(guidance.split()),
+            risk,
+            validator,
+            precheck,
+            alias=alias,
+            key_argument=key_argument,
+            edits_files=edits_files,
+        )
 
     return decorate
 
@@ -269,6 +309,12 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
+
+    def named(self, name: str) -> Tool | None:
+        """The tool of this name or of this alias (`Read` is read_file): how extension points written for other
+        agents (hook matchers, command files, agent files) name a tool."""
+        found = self._tools.get(name)
+        return found or next((tool for tool in self._tools.values() if tool.alias == name), None)
 
     def schemas(self) -> list[dict]:
         """The `tools` request parameter; the same list every time, so requests stay byte-identical."""

@@ -12,8 +12,8 @@ from pydantic import Field
 
 from mini_agent.processes.run import BoundedOutput, Finished, child_environment, run_captured, run_launched
 from mini_agent.tools._arguments import CommandText
-from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, tool
-from mini_agent.tools.exit_line import exit_line
+from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, ToolResult, tool
+from mini_agent.tools.exit_line import exit_line, shell_exit
 from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
@@ -62,14 +62,14 @@ def _check(ctx: ToolContext, command: str, **_: object) -> None:
         raise ToolError(f"The working directory {ctx.cwd} no longer exists. Use an absolute path, e.g. `cd /path`.")
 
 
-@tool(risk="exec", guidance=GUIDANCE, precheck=_check)
+@tool(risk="exec", guidance=GUIDANCE, precheck=_check, alias="Bash", key_argument="command")
 def bash(
     ctx: ToolContext,
     command: CommandText,
     timeout: Annotated[int, Field(ge=1, le=600)] = 120,
     description: str | None = None,
     outside_sandbox: bool = False,
-) -> str:
+) -> ToolResult:
     """Run a shell command with bash in the current working directory and return its output and exit code.
 
     stdout and stderr come back interleaved in the order they were written, followed by a line with the exit
@@ -107,7 +107,8 @@ def bash(
         if ctx.notify is not None:
             ctx.notify(git.notice())
         report += f"\nWarning: {git.notice()}"
-    return report + _sandbox_hint(report, finished, ctx.confinement)
+    code, killed_by = shell_exit(finished.returncode)
+    return ToolResult(report + _sandbox_hint(report, finished, ctx.confinement), exit_code=code, killed_by=killed_by)
 
 
 def _run(
@@ -177,7 +178,7 @@ def _report(output: BoundedOutput, finished: Finished, timeout: int, new_cwd: Pa
         parts.append(f"Command timed out after {timeout} s; process group killed.")
     if new_cwd is not None:
         parts.append(f"Working directory is now {new_cwd}")
-    parts.append(exit_line(finished.returncode))
+    parts.append(exit_line(*shell_exit(finished.returncode)))
     return "\n".join(parts)
 
 

@@ -57,7 +57,7 @@ def _check(ctx: ToolContext, path: str, old_string: str, new_string: str, replac
         _creatable(target)
 
 
-@tool(risk="write", guidance=GUIDANCE, precheck=_check)
+@tool(risk="write", guidance=GUIDANCE, precheck=_check, alias="Edit", key_argument="path", edits_files=True)
 def edit_file(ctx: ToolContext, path: PathText, old_string: str, new_string: str, replace_all: bool = False) -> str:
     """Replace exact text in a file.
 

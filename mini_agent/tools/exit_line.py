@@ -1,40 +1,27 @@
-"""The last line of a bash result, `exit code: N` or `exit code: 137 (killed by SIGKILL)`: written by the bash
-tool, read back by whatever reports how a command ended (the tool line on screen, the recent-activity block).
+"""How a command ended, as the bash tool reports it: the number and signal it puts on its ToolResult
+(`exit_code`, `killed_by`) and the last line the model reads, `exit code: N` or `exit code: 137 (killed by
+SIGKILL)`. Readers use the numbers on the result; nothing parses the text back.
 
-Imports nothing heavy: the context sources read it on every turn.
+Imports nothing heavy.
 """
 
 from __future__ import annotations
 
-import re
 import signal
-from dataclasses import dataclass
-
-_EXIT_LINE = re.compile(r"^exit code: (\d+)(?: \(killed by ([^)]+)\))?$", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class ExitStatus:
-    code: int
-    killed_by: str | None = None
-    """The signal's name when a signal ended the command."""
-
-
-def exit_line(returncode: int) -> str:
-    """The line for a subprocess's return code (negative: the signal that killed it, reported as the shell does)."""
+def shell_exit(returncode: int) -> tuple[int, str | None]:
+    """A subprocess's return code as the shell reports it: (code, the name of the signal that killed it or None).
+    A negative return code is a signal, reported as 128 + its number."""
     if returncode >= 0:
-        return f"exit code: {returncode}"
+        return returncode, None
     try:
         name = signal.Signals(-returncode).name
     except ValueError:
         name = f"signal {-returncode}"
-    return f"exit code: {128 - returncode} (killed by {name})"
+    return 128 - returncode, name
 
 
-def exit_status(content: str) -> ExitStatus | None:
-    """How the command of a bash result ended (its last exit line), or None when the result has none."""
-    found = _EXIT_LINE.findall(content)
-    if not found:
-        return None
-    code, killed_by = found[-1]
-    return ExitStatus(int(code), killed_by or None)
+def exit_line(code: int, killed_by: str | None = None) -> str:
+    """The line the model reads after a command's output."""
+    return f"exit code: {code}" + (f" (killed by {killed_by})" if killed_by else "")

@@ -45,7 +45,7 @@ def _check(ctx: ToolContext, path: str, offset: int = 1, limit: int = MAX_LIMIT)
     require_regular_file(ctx.resolve(path))
 
 
-@tool(risk="read", guidance=GUIDANCE, precheck=_check)
+@tool(risk="read", guidance=GUIDANCE, precheck=_check, alias="Read", key_argument="path")
 def read_file(
     ctx: ToolContext,
     path: PathText,

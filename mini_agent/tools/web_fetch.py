@@ -82,7 +82,7 @@ def _check(ctx: ToolContext, url: str, offset: int = 0) -> None:
     _checked_url(url)
 
 
-@tool(risk="network", guidance=GUIDANCE, precheck=_check)
+@tool(risk="network", guidance=GUIDANCE, precheck=_check, alias="WebFetch", key_argument="url")
 def web_fetch(ctx: ToolContext, url: str, offset: Annotated[int, Field(ge=0)] = 0) -> str:
     """Fetch a web page over HTTP(S) and return its content: HTML as Markdown, text formats as text.
 

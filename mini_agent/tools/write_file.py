@@ -30,7 +30,7 @@ def _check(ctx: ToolContext, path: str, content: str) -> None:
         parent_problem(target)
 
 
-@tool(risk="write", guidance=GUIDANCE, precheck=_check)
+@tool(risk="write", guidance=GUIDANCE, precheck=_check, alias="Write", key_argument="path", edits_files=True)
 def write_file(ctx: ToolContext, path: PathText, content: str) -> str:
     """Write a file with the given content, replacing everything in it.
 

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mini_agent.gate import ApprovalRequest
-from mini_agent.ui.render import KEY_ARGUMENT, describe_call
+from mini_agent.tools.base import Tool
+from mini_agent.ui.render import describe_call
 from mini_agent.ui.terminal_text import CONTROLS_WARNING, any_controls, has_controls, visible
 
 COLOURS = {"destructive": "31", "sensitive": "33", "ordinary": "36", "read-only": "32"}
@@ -41,20 +42,21 @@ def approval_block(request: ApprovalRequest, paint: Paint, rows: int = 24, colum
     """The question for a terminal of `rows` x `columns`."""
     ask = request.ask
     colour = COLOURS.get(ask.risk, "36")
-    header = f"{paint(colour, '●')} {describe_call(request.tool.name, request.arguments)} needs your approval"
+    call = describe_call(request.tool.name, request.arguments, request.tool)
+    header = f"{paint(colour, '●')} {call} needs your approval"
     lines = ["", header]
     lines += [f"  {paint(colour, _short(visible(line), 2 * columns - 4))}" for line in reasons(request)]
     if any_controls(request.arguments) or has_controls(request.preview or ""):
         lines.append(f"  {paint('1;31', '⚠ this call ' + CONTROLS_WARNING)}")
     whole: list[tuple[str, str]] = []
     """(colour, text) rows that may be cut, whole: the command, its description, other arguments, the diff."""
-    if request.tool.name == "bash":
+    if request.tool.key_argument == "command":  # a command line: shown whole, one `$` row per line
         command = str(request.arguments.get("command", ""))
         whole += [("", f"$ {visible(line)}".expandtabs()) for line in command.split("\n")]
         description = request.arguments.get("description")
         if description:
             whole.append(("2", "# " + " ".join(visible(str(description)).split())))
-    extra = other_arguments(request.tool.name, request.arguments)
+    extra = other_arguments(request.tool, request.arguments)
     if extra:
         whole.append(("2", extra))
     whole += [(_diff_colour(line), visible(line).expandtabs()) for line in _diff_lines(request.preview)]
@@ -122,13 +124,13 @@ def reasons(request: ApprovalRequest) -> list[str]:
     return [ask.reason, f"class: {ask.classification}"]
 
 
-def other_arguments(tool: str, arguments: dict) -> str:
+def other_arguments(tool: Tool, arguments: dict) -> str:
     """The arguments not shown otherwise, as `name: value` words (`replace_all: true`), never a JSON object."""
     shown = []
     for name, value in arguments.items():
-        if name in SHOWN_ELSEWHERE or name == KEY_ARGUMENT.get(tool) or value is None or value is False:
+        if name in SHOWN_ELSEWHERE or name == tool.key_argument or value is None or value is False:
             continue
-        if tool == "bash" and name in ("timeout", "outside_sandbox"):
+        if tool.risk == "exec" and name in ("timeout", "outside_sandbox"):
             continue  # the reason says when a command leaves the sandbox; a timeout is no risk
         text = json.dumps(value) if isinstance(value, bool) else " ".join(visible(str(value)).split())
         shown.append(f"{visible(name)}: {text}")

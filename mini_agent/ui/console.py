@@ -158,7 +158,7 @@ class ReplRenderer:
             self._waiting_since = self.clock() if event.stop_reason == "pause_turn" else None
         elif isinstance(event, ToolStarted):
             self._settle()
-            self._running[event.tool_use_id] = (describe_call(event.name, event.input), self.clock())
+            self._running[event.tool_use_id] = (describe_call(event.name, event.input, event.tool), self.clock())
         elif isinstance(event, ToolFinished):
             self._running.pop(event.tool_use_id, None)
             self._unfinished.discard(event.tool_use_id)
@@ -253,7 +253,7 @@ class ReplRenderer:
             self.console.print(Text("    " + self._plain(shown.note), style="yellow"))  # wrapped, never cut
         for text in shown.detail:
             self.console.print(Text(clip("    " + self._plain(text), self.width, self.glyphs.ellipsis), style="dim"))
-        if event.name in ("edit_file", "write_file"):
+        if event.tool is not None and event.tool.edits_files:
             self._print_diff(shown.content)
 
     def _print_diff(self, content: str) -> None:

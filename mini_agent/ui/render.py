@@ -26,9 +26,9 @@ from mini_agent.events import (
 )
 from mini_agent.model.messages import text_of, tool_uses
 from mini_agent.ui.terminal_text import visible
-from mini_agent.ui.tool_line import ASCII, KEY_ARGUMENT, UNICODE, Glyphs, describe_call, key_argument, tool_line
+from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, key_argument, tool_line
 
-__all__ = ["KEY_ARGUMENT", "describe_call"]  # where the approval view and the REPL have always found them
+__all__ = ["describe_call"]  # where the approval view and the REPL have always found it
 
 
 def denial_record(event: ToolDenied) -> dict:
@@ -36,7 +36,7 @@ def denial_record(event: ToolDenied) -> dict:
     return {
         "tool_use_id": event.tool_use_id,
         "tool": event.name,
-        "input": key_argument(event.name, event.input),
+        "input": key_argument(event.tool, event.input),
         **event.denial.to_dict(),
     }
 
@@ -48,7 +48,7 @@ def nested_line(event: SubAgentEvent, glyphs: Glyphs = UNICODE, nest: str = "  â
     if isinstance(inner, ToolFinished):
         shown = tool_line(inner, glyphs)
         outcome = f"{glyphs.fail} {shown.note}" if shown.note else shown.outcome
-        return f"{nest}{who}{describe_call(inner.name, inner.input)} {outcome}"
+        return f"{nest}{who}{describe_call(inner.name, inner.input, inner.tool)} {outcome}"
     if isinstance(inner, Notice):
         return f"{nest}{who}! {inner.text}"
     return None
@@ -160,6 +160,7 @@ def stream_record(event: Event) -> dict | None:
             "id": event.tool_use_id,
             "name": event.name,
             "is_error": event.result.is_error,
+            "exit_code": event.result.exit_code,
             "content": event.result.content,
             "duration_ms": round(event.duration * 1000),
         }

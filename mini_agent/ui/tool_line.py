@@ -8,33 +8,27 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mini_agent.events import ToolFinished
-from mini_agent.tools.exit_line import exit_status
 from mini_agent.ui.terminal_text import visible
 
-KEY_ARGUMENT = {
-    "read_file": "path",
-    "write_file": "path",
-    "edit_file": "path",
-    "bash": "command",
-    "web_fetch": "url",
-    "task": "description",
-}
+if TYPE_CHECKING:
+    from mini_agent.tools.base import Tool
 
-
-def describe_call(name: str, arguments: Any) -> str:
+def describe_call(name: str, arguments: Any, tool: Tool | None) -> str:
     """`tool(key argument)` in one line, for progress output and confirmations: for a terminal, its control
-    characters shown by name (a CR is `⟨CR⟩`, not a space like other white space)."""
-    value = key_argument(name, arguments, visible)
+    characters shown by name (a CR is `⟨CR⟩`, not a space like other white space). `tool` is the tool called
+    (None: no tool has that name), whose declaration says which argument is the key one."""
+    value = key_argument(tool, arguments, visible)
     return f"{visible(name)}({value})" if value else visible(name)
 
 
-def key_argument(name: str, arguments: Any, shown: Callable[[str], str] = str) -> str:
+def key_argument(tool: Tool | None, arguments: Any, shown: Callable[[str], str] = str) -> str:
     """The argument that says what a call does (the command, the path, the URL) on one line, at most 100
     characters; empty for a tool without one. `shown` is applied before white space is run together."""
-    value = arguments.get(KEY_ARGUMENT.get(name, ""), "") if isinstance(arguments, dict) else ""
+    key = tool.key_argument if tool is not None else None
+    value = arguments.get(key, "") if key and isinstance(arguments, dict) else ""
     value = " ".join(shown(str(value)).split())
     return value[:97] + "..." if len(value) > 100 else value
 
@@ -84,10 +78,9 @@ class ToolLine:
 
 def tool_line(event: ToolFinished, glyphs: Glyphs) -> ToolLine:
     g = glyphs
-    head = f"{g.call} {describe_call(event.name, event.input)}"
+    head = f"{g.call} {describe_call(event.name, event.input, event.tool)}"
     content = _HINT.sub("", event.result.content)
-    status = exit_status(content) if event.name == "bash" else None
-    exit_code = status.code if status else None
+    exit_code = event.result.exit_code
     if event.result.shown:
         return ToolLine(head, f"{g.fail} not run", False, [], content, event.result.shown)
     if event.result.is_error:

@@ -442,13 +442,15 @@ def test_a_failed_call_is_marked_failed_with_its_exit_status_and_times_and_the_b
     from mini_agent.tools.base import ToolResult
 
     at = datetime(2025, 3, 4, 14, 3, 12).astimezone()
-    failed = call_line("bash", {"command": "make"}, ToolResult("make: *** [all] Error 2\nexit code: 2"), at, 3.14)
+    made = ToolResult("make: *** [all] Error 2\nexit code: 2", exit_code=2)
+    failed = call_line("bash", {"command": "make"}, made, at, 3.14)
     assert failed == '14:03:12 bash {"command": "make"} -> failed (exit code 2) (3.1 s)'
-    killed = call_line("bash", {"command": "x"}, ToolResult("(no output)\nexit code: 137 (killed by SIGKILL)"))
+    sigkill = ToolResult("(no output)\nexit code: 137 (killed by SIGKILL)", exit_code=137, killed_by="SIGKILL")
+    killed = call_line("bash", {"command": "x"}, sigkill)
     assert killed == 'bash {"command": "x"} -> failed (exit code 137, killed by SIGKILL)'
-    sandboxed = ToolResult('denied\nexit code: 1\n<system_hint type="sandbox">...</system_hint>')
+    sandboxed = ToolResult('denied\nexit code: 1\n<system_hint type="sandbox">...</system_hint>', exit_code=1)
     assert "-> failed (exit code 1)" in call_line("bash", {"command": "touch /x"}, sandboxed)
-    passed = call_line("bash", {"command": "ls"}, ToolResult("a\nexit code: 0"), at, 12.0)
+    passed = call_line("bash", {"command": "ls"}, ToolResult("a\nexit code: 0", exit_code=0), at, 12.0)
     assert passed.endswith("-> ok (12 s)")
     refused = call_line("edit_file", {"path": "a"}, ToolResult("old_string not found\nmore", is_error=True))
     assert refused.endswith("-> failed: old_string not found")

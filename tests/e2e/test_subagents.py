@@ -247,6 +247,25 @@ def test_only_read_only_named_agents_run_side_by_side(api, settings_for, tmp_pat
     assert problems == [f"{agents / 'odd.md'}: unknown tools teleport left out"]
 
 
+def test_an_agent_file_names_its_tools_as_claude_code_does_and_gets_them(api, settings_for, tmp_path):
+    # `tools: Read, Bash` used to be "unknown tools Read, Bash left out": a sub-agent with no tools at all.
+    agents = tmp_path / ".mini-agent" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "helper.md").write_text("---\ndescription: helps\ntools: Read, Bash\n---\n")
+    (agents / "reader.md").write_text("---\ndescription: reads\ntools: [Read]\n---\n")
+    agent, _, problems = make_agent(api, settings_for, lambda request: None)
+    assert problems == []
+    task = agent.registry.get("task")
+    assert task.concurrent({"agent": "reader"}) is True and task.concurrent({"agent": "helper"}) is False
+    api.script(
+        answer(tool_use("task", {"description": "look", "prompt": "Look around.", "agent": "helper"})),
+        answer("Nothing to see."),
+        answer("Done."),
+    )
+    agent.run_turn("delegate")
+    assert tool_names(api.message_requests[1]) == ["read_file", "bash"]
+
+
 def test_a_real_ctrl_c_reaches_a_sub_agents_command(api, tmp_path):
     from support import ctrl_c_while_running, start_cli
 

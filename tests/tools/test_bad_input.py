@@ -143,7 +143,7 @@ def test_the_preview_of_a_write_to_a_fifo_does_not_block(tmp_path: Path) -> None
     os.mkfifo(fifo)
     shown: list[str | None] = []
     worker = threading.Thread(
-        target=lambda: shown.append(change_preview("write_file", {"path": "pipe", "content": "x"}, tmp_path)),
+        target=lambda: shown.append(change_preview({"path": "pipe", "content": "x"}, tmp_path)),
         daemon=True,
     )
     worker.start()
@@ -159,6 +159,6 @@ def test_the_preview_of_a_huge_file_is_not_a_diff(tmp_path: Path) -> None:
     with open(big, "wb") as stream:
         stream.truncate(2 * 1024**3)  # sparse: 2 GB on paper, nothing on disk
 
-    shown = change_preview("edit_file", {"path": "big.log", "old_string": "a", "new_string": "b"}, tmp_path)
+    shown = change_preview({"path": "big.log", "old_string": "a", "new_string": "b"}, tmp_path)
 
     assert shown == f"({big} is 2,147,483,648 bytes, too big to show a diff)"

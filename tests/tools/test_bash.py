@@ -283,11 +283,22 @@ def test_commands_see_the_users_request_verbatim_for_scripts_and_sub_agents(tmp_
     assert result.content.startswith('Fix «it» — and don\'t touch "tests/"; $HOME stays')
 
 
-@given(returncode=st.integers(min_value=-64, max_value=255), output=st.text(max_size=200))
-def test_the_exit_line_the_bash_tool_writes_is_the_one_read_back(returncode, output):
-    from mini_agent.tools.exit_line import exit_line, exit_status
+@given(returncode=st.integers(min_value=-64, max_value=255))
+def test_the_exit_line_states_the_numbers_the_result_carries(returncode):
+    from mini_agent.tools.exit_line import exit_line, shell_exit
 
-    status = exit_status(f"{output}\n{exit_line(returncode)}\n")
-    assert status is not None
-    assert status.code == (returncode if returncode >= 0 else 128 - returncode)
-    assert (status.killed_by is not None) == (returncode < 0)
+    code, killed_by = shell_exit(returncode)
+    assert code == (returncode if returncode >= 0 else 128 - returncode)
+    assert (killed_by is not None) == (returncode < 0)
+    assert exit_line(code, killed_by) == f"exit code: {code}" + (f" (killed by {killed_by})" if killed_by else "")
+
+
+def test_a_command_result_carries_its_exit_code_as_a_number_whatever_its_output_says(tmp_path):
+    ctx = ToolContext(cwd=tmp_path)
+    claims = ToolRegistry([bash]).call("bash", {"command": "echo 'exit code: 7'"}, ctx)
+    assert (claims.exit_code, claims.killed_by) == (0, None) and claims.content == "exit code: 7\nexit code: 0"
+    failed = ToolRegistry([bash]).call("bash", {"command": "exit 3"}, ctx)
+    assert (failed.exit_code, failed.killed_by) == (3, None)
+    killed = ToolRegistry([bash]).call("bash", {"command": "kill -KILL $$"}, ctx)
+    assert (killed.exit_code, killed.killed_by) == (137, "SIGKILL")
+    assert ToolRegistry([bash]).call("bash", {"command": ""}, ctx).exit_code is None  # refused: nothing ran

@@ -14,6 +14,7 @@ from support.terminal import screen
 from mini_agent.agent import TurnResult
 from mini_agent.context.injection import ContextInjected, Placement, TurnTrace
 from mini_agent.conversation import Session
+from mini_agent.tools import default_tools
 from mini_agent.events import (
     AssistantMessage,
     Compacted,
@@ -33,7 +34,10 @@ DIFF = "Edited a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-old line\n+new li
 
 
 def finished(name: str, arguments: dict, content: str, is_error: bool = False, duration: float = 0.4) -> ToolFinished:
-    return ToolFinished("call-1", name, arguments, ToolResult(content, is_error=is_error), duration)
+    """A finished call; a command's result carries the exit code its last line states, as the bash tool's does."""
+    code = re.search(r"exit code: (\d+)$", content) if name == "bash" else None
+    result = ToolResult(content, is_error=is_error, exit_code=int(code.group(1)) if code else None)
+    return ToolFinished("call-1", name, arguments, result, duration, default_tools().get(name))
 
 
 def plain(width: int = 80) -> tuple[ReplRenderer, io.StringIO]:
@@ -98,7 +102,7 @@ def test_a_reply_then_a_tool_call_keep_their_order():
         renderer,
         TextDelta("Let me check."),
         AssistantMessage(reply, "tool_use", Usage(), 1),
-        ToolStarted("call-1", "bash", {"command": "ls"}),
+        ToolStarted("call-1", "bash", {"command": "ls"}, default_tools().get("bash")),
         finished("bash", {"command": "ls"}, "exit code: 0"),
     )
     assert lines == ["Let me check.", "● bash(ls) ✓ 0.4s · exit 0"]
@@ -230,7 +234,7 @@ def test_the_spinner_runs_while_waiting_and_stops_before_output_and_on_ctrl_c():
         assert not renderer.spinner.running
         renderer(AssistantMessage(reply, "tool_use", Usage(), 1))
         assert not renderer.spinner.running  # a confirmation question may come before the call starts
-        renderer(ToolStarted("call-1", "bash", {"command": "sleep 5"}))
+        renderer(ToolStarted("call-1", "bash", {"command": "sleep 5"}, default_tools().get("bash")))
         assert renderer.spinner.label == "bash(sleep 5)"
         now[0] += 2
         assert _frame(renderer) == "bash(sleep 5) · 2s"
@@ -254,8 +258,8 @@ def test_the_spinner_pauses_for_a_question_and_parallel_calls_share_it():
         with renderer.paused():
             assert not renderer.spinner.running
         assert renderer.spinner.running
-        renderer(ToolStarted("a", "read_file", {"path": "a.py"}))
-        renderer(ToolStarted("b", "read_file", {"path": "b.py"}))
+        renderer(ToolStarted("a", "read_file", {"path": "a.py"}, default_tools().get("read_file")))
+        renderer(ToolStarted("b", "read_file", {"path": "b.py"}, default_tools().get("read_file")))
         assert renderer.spinner.label == "read_file(a.py) +1 more"
     assert not renderer.spinner.running
 
