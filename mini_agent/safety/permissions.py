@@ -43,7 +43,7 @@ from mini_agent.safety.decisions import (
 )
 from mini_agent.safety.mcp_policy import check_mcp, is_mcp
 from mini_agent.safety.refusals import plan_refusal, refusal_without_human
-from mini_agent.safety.rules import BASH, EDIT_FILE, FILE_TOOLS, READ_FILE, Rule, Rules, WEB_FETCH, WRITE_FILE
+from mini_agent.safety.rules import BASH, EDIT_FILE, FILE_TOOLS, READ_FILE, WEB_FETCH, WRITE_FILE, Rule, Rules
 from mini_agent.safety.workspace import Workspace
 
 __all__ = [

@@ -14,7 +14,6 @@ from support.terminal import screen
 from mini_agent.agent import TurnResult
 from mini_agent.context.injection import ContextInjected, Placement, TurnTrace
 from mini_agent.conversation import Session
-from mini_agent.tools import default_tools
 from mini_agent.events import (
     AssistantMessage,
     Compacted,
@@ -25,6 +24,7 @@ from mini_agent.events import (
     ToolFinished,
     ToolStarted,
 )
+from mini_agent.tools import default_tools
 from mini_agent.tools.base import ToolResult
 from mini_agent.ui.console import ReplRenderer
 from mini_agent.usage import Usage
