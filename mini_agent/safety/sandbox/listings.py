@@ -37,6 +37,8 @@ _existing: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[State, ...], tuple
 _names: dict[tuple, tuple[State, tuple[str, ...]]] = {}
 _lock = threading.Lock()
 _name = operator.attrgetter("name")
+_now = time.time_ns
+"""The clock directories' ctimes are compared with (tests move it to make every directory look settled)."""
 
 
 def state(directory: str) -> State:
@@ -59,16 +61,16 @@ def existing(paths: tuple[str, ...]) -> tuple[str, ...]:
     While those are the same and settled, each entry on the way is the same inode, so a path that did not exist
     still does not, one that did still does, and one with no link on its way (its resolved form is itself) still
     has none. A path with a link somewhere is resolved again each time: the link's target can change elsewhere."""
-    started = time.time_ns()
+    started = _now()
     remembered = _existing.get(paths)
     if remembered is None and not all(path.startswith("/") for path in paths):
-        return _existing_now(paths)[0]
+        return _look(paths)[0]
     directories = remembered[0] if remembered is not None else _ancestors(paths)
     states = tuple(map(state, directories))  # before looking: a change while looking shows as a change next time
     if remembered is not None and remembered[1] == states:
         _, _, found, straight = remembered
         return tuple(path if path in straight else os.path.realpath(path) for path in found)
-    resolved, found, straight = _existing_now(paths)
+    resolved, found, straight = _look(paths)
     if _settled(states, started):
         _remember(_existing, paths, (directories, states, found, straight))
     return resolved
@@ -81,7 +83,7 @@ def names(
     at the name only), of sockets only when `sockets` (an entry's type cannot change without a change to the
     listing), remembered while the directory is the same and settled."""
     key = (directory, matches, limit, sockets)
-    started = time.time_ns()
+    started = _now()
     seen = state(directory)
     remembered = _names.get(key)
     if remembered is not None and remembered[0] == seen and seen is not None:
@@ -99,7 +101,7 @@ def names(
     return found
 
 
-def _existing_now(paths: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
+def _look(paths: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
     """Resolved forms of the paths that exist, those paths, and those of them with no link on their way."""
     resolved, found, straight = [], [], set()
     for path in paths:
