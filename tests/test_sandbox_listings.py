@@ -7,6 +7,7 @@ they then wait for the filesystem's clock to tick before changing anything (what
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -42,13 +43,19 @@ def _settle(monkeypatch) -> None:
 
 
 @pytest.fixture
-def layout(tmp_path) -> dict[str, Path]:
-    project, home, outside = tmp_path / "project", tmp_path / "home", tmp_path / "outside"
+def layout():
+    """A project, a fake home and a directory outside both, not under /tmp: every confined command makes its
+    private temp dir in /tmp, which would change a directory on the way and so renew every remembered answer."""
+    base = Path(tempfile.mkdtemp(prefix="mini-agent-listings-", dir="/var/tmp"))
+    project, home, outside = base / "project", base / "home", base / "outside"
     project.mkdir()
     (home / ".config" / "editor").mkdir(parents=True)
     (home / ".ssh").mkdir()
     outside.mkdir()
-    return {"project": project, "home": home, "outside": outside, "tmp": tmp_path}
+    try:
+        yield {"project": project, "home": home, "outside": outside, "tmp": base}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def tick(scratch: Path) -> None:
@@ -228,3 +235,21 @@ def test_remembered_answers_equal_fresh_ones_after_any_change(operations, wait, 
                     fresh = ()
                 assert sorted(listings.names(folder, _env)) == sorted(fresh)
 
+
+
+def test_an_answer_resting_on_a_directory_changed_just_now_is_not_remembered(tmp_path, monkeypatch):
+    """Where timestamps are coarse (a 1-2 s filesystem, a kernel without fine-grained ones: this machine's are
+    fine-grained once looked at, so the case cannot be made here for real), a file made in the same tick as the
+    look would leave its directory's state as it was. So nothing that rests on a directory changed less than
+    SETTLED_NS ago is kept: the next call looks again."""
+    (tmp_path / "home").mkdir()
+    paths = (str(tmp_path / "home" / ".netrc"),)
+    assert listings.existing(paths) == ()
+    assert listings.names(str(tmp_path / "home"), _env) == ()
+    assert paths not in listings._existing
+    assert not [key for key in listings._names if key[0] == str(tmp_path / "home")]
+    _settle(monkeypatch)  # the same directories, an hour later
+    assert listings.existing(paths) == ()
+    assert listings.names(str(tmp_path / "home"), _env) == ()
+    assert paths in listings._existing
+    assert [key for key in listings._names if key[0] == str(tmp_path / "home")]
