@@ -165,9 +165,9 @@ def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
     candidates += [os.fspath(path) for path in confinement.hidden_paths]
     existing = listings.existing(tuple(candidates))
     # The root itself is never hidden whole (then nothing could run); a hidden path above it would hide it.
-    kept = [path for path in dict.fromkeys(existing) if path != str(root) and not _below(str(root), path)]
+    kept = [path for path in dict.fromkeys(existing) if path != str(root) and not below(str(root), path)]
     # Only the outermost of nested hidden paths: a mount cannot be made inside the cover of another.
-    outermost = [path for path in kept if not any(other != path and _below(path, other) for other in kept)]
+    outermost = [path for path in kept if not any(other != path and below(path, other) for other in kept)]
     return tuple(map(Path, outermost))
 
 
@@ -190,6 +190,7 @@ def _inside_any(path: Path, bases: tuple[Path, ...]) -> bool:
     return any(text == str(base) or text.startswith(str(base).rstrip("/") + "/") for base in bases)
 
 
-def _below(path: str, base: str) -> bool:
-    """Whether the resolved `path` is strictly inside `base`."""
-    return path.startswith(base.rstrip("/") + "/")
+def below(path: str, base: str) -> bool:
+    """Whether the resolved `path` is strictly inside `base`, on their text (`Path.parents` is slow, and the
+    sandbox asks this many times per command)."""
+    return path != base and path.startswith(base.rstrip("/") + "/")

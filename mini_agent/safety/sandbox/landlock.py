@@ -17,7 +17,7 @@ import signal
 import stat
 from pathlib import Path
 
-from mini_agent.safety.sandbox.confinement import Plan
+from mini_agent.safety.sandbox.confinement import Plan, below
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
 CREATE_RULESET_VERSION = 1
@@ -110,9 +110,9 @@ def carve(rules: list[tuple[Path, int]], hidden: tuple[Path, ...]) -> list[tuple
     carved: list[tuple[Path, int]] = []
     for path, rights in rules:
         text = str(path)
-        if any(text == hide or _below(text, hide) for hide in hidden_text):
+        if any(text == hide or below(text, hide) for hide in hidden_text):
             continue
-        beneath = [hide for hide in hidden_text if _below(hide, text)]
+        beneath = [hide for hide in hidden_text if below(hide, text)]
         carved += [(Path(where), grant) for where, grant in _split(text, rights, beneath)] if beneath else [
             (path, rights)
         ]
@@ -130,17 +130,12 @@ def _split(directory: str, rights: int, hidden: list[str]) -> list[tuple[str, in
         child = os.path.join(directory, entry.name)
         if child in hidden or entry.is_symlink():  # a symlink grants nothing: its target's own rules apply
             continue
-        beneath = [hide for hide in hidden if _below(hide, child)]
+        beneath = [hide for hide in hidden if below(hide, child)]
         if beneath:
             rules += _split(child, rights, beneath)
         else:
             rules.append((child, rights))
     return rules
-
-
-def _below(path: str, base: str) -> bool:
-    """Whether the resolved `path` is strictly inside `base`."""
-    return path.startswith(base.rstrip("/") + "/") and path != base
 
 
 class Ruleset:

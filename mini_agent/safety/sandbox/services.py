@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.safety.sandbox import listings
+from mini_agent.safety.sandbox.confinement import below
 
 if TYPE_CHECKING:
     from mini_agent.safety.sandbox.confinement import Plan
@@ -123,15 +124,10 @@ def covered(env: Mapping[str, str], home: Path, plan: Plan) -> tuple[Path, ...]:
         path
         for path in places
         if path != "/"
-        and not any(_within(place, path) for place in used)
-        and not any(_within(path, place) for place in hidden)
+        and not any(place == path or below(place, path) for place in used)
+        and not any(path == place or below(path, place) for place in hidden)
     ]
-    return tuple(Path(path) for path in kept if not any(other != path and _within(path, other) for other in kept))
-
-
-def _within(path: str, base: str) -> bool:
-    """`workspace.within` on the text of resolved paths (`Path.parents` is slow, and this runs per command)."""
-    return path == base or path.startswith(base.rstrip("/") + "/")
+    return tuple(Path(path) for path in kept if not any(below(path, other) for other in kept))
 
 
 def _matching(directory: str, matches: Callable[[str], object], sockets: bool = False) -> list[str]:
