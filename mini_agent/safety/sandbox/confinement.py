@@ -157,13 +157,18 @@ def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
     Which exist is remembered while the directories that say so are unchanged (`listings`)."""
     home = os.path.realpath(confinement.home or Path.home())
     root = real(confinement.root)
-    candidates = list(_places_in(home))
+    env_files = []
     for directory in (home, *map(str, root.parents)):
         if directory != str(root):  # a session in home: home's .env is the project's own
             found = listings.names(directory, _ENV_NAME)
-            candidates += [os.path.join(directory, name) for name in found if not _template(name)]
-    candidates += [os.fspath(path) for path in confinement.hidden_paths]
-    existing = listings.existing(tuple(candidates))
+            env_files += [os.path.join(directory, name) for name in found if not _template(name)]
+    # Asked apart: each answer is remembered while the directories on its own paths are unchanged, and the
+    # caller's (the warm server's socket dir) or an .env file may sit in /tmp, which changes all the time.
+    existing = [
+        *listings.existing(_places_in(home)),
+        *listings.existing(tuple(env_files)),
+        *listings.existing(tuple(os.fspath(path) for path in confinement.hidden_paths)),
+    ]
     # The root itself is never hidden whole (then nothing could run); a hidden path above it would hide it.
     kept = [path for path in dict.fromkeys(existing) if path != str(root) and not below(str(root), path)]
     # Only the outermost of nested hidden paths: a mount cannot be made inside the cover of another.

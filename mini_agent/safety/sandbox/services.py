@@ -86,10 +86,10 @@ def locations(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     socket files to cover one by one. `env` is the environment the command was going to get. What exists is
     remembered while the directories that say so are unchanged (`listings`)."""
     uid = os.getuid()
-    named = list(_fixed(uid, str(home)))
-    named += [env[name] for name in ("XDG_RUNTIME_DIR", "SCREENDIR") if env.get(name, "").startswith("/")]
+    named = [env[name] for name in ("XDG_RUNTIME_DIR", "SCREENDIR") if env.get(name, "").startswith("/")]
     named += [path for value in env.values() if (path := _socket_path(value)) is not None]
-    found = list(listings.existing(tuple(named)))
+    # Asked apart: the environment's sockets may sit in /tmp, whose changes would renew the fixed places too.
+    found = [*listings.existing(_fixed(uid, str(home))), *listings.existing(tuple(named))]
     temp_dirs = {"/tmp", tempfile.gettempdir(), env.get("TMUX_TMPDIR", "") or "/tmp"}
     for directory in sorted(temp_dirs):
         found += _matching(directory, _temp_names(uid))
