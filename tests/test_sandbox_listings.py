@@ -236,7 +236,6 @@ def test_remembered_answers_equal_fresh_ones_after_any_change(operations, wait, 
                 assert sorted(listings.names(folder, _env)) == sorted(fresh)
 
 
-
 def test_an_answer_resting_on_a_directory_changed_just_now_is_not_remembered(tmp_path, monkeypatch):
     """Where timestamps are coarse (a 1-2 s filesystem, a kernel without fine-grained ones: this machine's are
     fine-grained once looked at, so the case cannot be made here for real), a file made in the same tick as the

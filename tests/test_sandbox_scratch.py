@@ -61,7 +61,9 @@ def test_every_command_starts_with_an_empty_tmpdir(forced, layout):
 
 
 SWAPS = {
-    "the directory placeholder for a link to ~/.ssh": 'p="$b/hidden-dir"; chmod 700 "$p"; rmdir "$p"; ln -s {home}/.ssh "$p"',
+    "the directory placeholder for a link to ~/.ssh": (
+        'p="$b/hidden-dir"; chmod 700 "$p"; rmdir "$p"; ln -s {home}/.ssh "$p"'
+    ),
     "the file placeholder for a link to ~/.netrc": 'p="$b/hidden-file"; rm -f "$p"; ln -s {home}/.netrc "$p"',
     "both placeholders made readable": 'chmod 755 "$b/hidden-dir"; chmod 644 "$b/hidden-file"',
     "the directory renamed away and another put in its place": (

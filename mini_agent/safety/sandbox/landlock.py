@@ -113,9 +113,9 @@ def carve(rules: list[tuple[Path, int]], hidden: tuple[Path, ...]) -> list[tuple
         if any(text == hide or below(text, hide) for hide in hidden_text):
             continue
         beneath = [hide for hide in hidden_text if below(hide, text)]
-        carved += [(Path(where), grant) for where, grant in _split(text, rights, beneath)] if beneath else [
-            (path, rights)
-        ]
+        carved += (
+            [(Path(where), grant) for where, grant in _split(text, rights, beneath)] if beneath else [(path, rights)]
+        )
     return carved
 
 

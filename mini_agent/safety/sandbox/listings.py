@@ -18,9 +18,9 @@ Paths are resolved (`realpath`) again on every call unless they had no link anyw
 
 from __future__ import annotations
 
-import os
 import itertools
 import operator
+import os
 import stat
 import threading
 import time

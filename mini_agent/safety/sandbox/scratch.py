@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import stat
 import tempfile
 import threading
 from dataclasses import dataclass, field
