@@ -15,16 +15,6 @@ from pathlib import Path
 from mini_agent.safety.sandbox.confinement import Plan
 
 
-def placeholders(base: Path) -> tuple[Path, Path]:
-    """An empty unreadable file and directory under `base`, to mount over hidden files and directories."""
-    empty_file, empty_dir = base / "hidden-file", base / "hidden-dir"
-    empty_file.touch()
-    empty_dir.mkdir()
-    os.chmod(empty_file, 0)
-    os.chmod(empty_dir, 0)
-    return empty_file, empty_dir
-
-
 def command(
     executable: str,
     plan: Plan,

@@ -8,7 +8,9 @@ Only paths that exist are listed: a mount or a Landlock rule needs something to 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +18,8 @@ from typing import Literal, Protocol
 
 from mini_agent.safety import gitrepo
 from mini_agent.safety.credential_places import NOT_SECRET, SANDBOX_HIDDEN
+from mini_agent.safety.sandbox import listings
 from mini_agent.safety.sandbox.gitkeep import KEEP
-from mini_agent.safety.workspace import within
 
 Level = Literal["read-only", "workspace-write"]
 LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
@@ -28,8 +30,10 @@ HIDDEN_IN_HOME = SANDBOX_HIDDEN
 READ_ONLY_IN_ROOT = (".mini-agent", ".mcp.json", ".claude/commands")
 """Inside the writable project root: an MCP server or a custom command's allowed-tools written here runs later,
 outside any sandbox. So do the git dir's control paths (`gitrepo.CONTROL`: config, hooks, commondir...)."""
-ENV_FILE = ".env*"
-"""Environment files beside the project (in home and in the root's ancestors) hold other projects' secrets."""
+ENV_PREFIX = ".env"
+"""Environment files beside the project (`.env*` in home and in the root's ancestors) hold other projects'
+secrets."""
+_ENV_NAME = re.compile(re.escape(ENV_PREFIX)).match
 
 
 class AgentPlaces(Protocol):
@@ -154,27 +158,36 @@ def protected_paths(confinement: Confinement, git_dirs: tuple[Path, ...] | None 
 
 
 def hidden_paths(confinement: Confinement) -> tuple[Path, ...]:
-    """Existing credential locations, `.env*` files beside the project, and the caller's own hidden paths."""
-    home = real(confinement.home or Path.home())
+    """Existing credential locations, `.env*` files beside the project, and the caller's own hidden paths.
+    Which exist is remembered while the directories that say so are unchanged (`listings`)."""
+    home = os.path.realpath(confinement.home or Path.home())
     root = real(confinement.root)
-    candidates = [home / name for name in HIDDEN_IN_HOME]
-    for directory in (home, *root.parents):
-        if directory != root:  # a session in home: home's .env is the project's own
-            candidates += _env_files(directory)
-    candidates += [Path(path) for path in confinement.hidden_paths]
-    existing = [real(path) for path in candidates if os.path.lexists(path)]
+    env_files = []
+    for directory in (home, *map(str, root.parents)):
+        if directory != str(root):  # a session in home: home's .env is the project's own
+            found = listings.names(directory, _ENV_NAME)
+            env_files += [os.path.join(directory, name) for name in found if not _template(name)]
+    # Asked apart: each answer is remembered while the directories on its own paths are unchanged, and the
+    # caller's (the warm server's socket dir) or an .env file may sit in /tmp, which changes all the time.
+    existing = [
+        *listings.existing(_places_in(home)),
+        *listings.existing(tuple(env_files)),
+        *listings.existing(tuple(os.fspath(path) for path in confinement.hidden_paths)),
+    ]
     # The root itself is never hidden whole (then nothing could run); a hidden path above it would hide it.
-    kept = [path for path in _unique(existing) if path != Path("/") and not within(root, path)]
+    kept = [path for path in dict.fromkeys(existing) if path != str(root) and not below(str(root), path)]
     # Only the outermost of nested hidden paths: a mount cannot be made inside the cover of another.
-    return tuple(path for path in kept if not any(other in path.parents for other in kept))
+    outermost = [path for path in kept if not any(other != path and below(path, other) for other in kept)]
+    return tuple(map(Path, outermost))
 
 
-def _env_files(directory: Path) -> list[Path]:
-    try:
-        names = [entry.name for entry in os.scandir(directory) if fnmatch.fnmatchcase(entry.name, ENV_FILE)]
-    except OSError:
-        return []
-    return [directory / name for name in names if not any(fnmatch.fnmatchcase(name, p) for p in NOT_SECRET)]
+@functools.lru_cache(maxsize=8)
+def _places_in(home: str) -> tuple[str, ...]:
+    return tuple(os.path.join(home, name) for name in HIDDEN_IN_HOME)
+
+
+def _template(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_SECRET)
 
 
 def _unique(paths) -> tuple[Path, ...]:
@@ -185,3 +198,9 @@ def _inside_any(path: Path, bases: tuple[Path, ...]) -> bool:
     """`within` for many bases, on the text of resolved paths: `Path.parents` is slow, and this runs per command."""
     text = str(path)
     return any(text == str(base) or text.startswith(str(base).rstrip("/") + "/") for base in bases)
+
+
+def below(path: str, base: str) -> bool:
+    """Whether the resolved `path` is strictly inside `base`, on their text (`Path.parents` is slow, and the
+    sandbox asks this many times per command)."""
+    return path != base and path.startswith(base.rstrip("/") + "/")

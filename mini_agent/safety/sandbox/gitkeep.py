@@ -3,7 +3,7 @@ deletes git's history (`rm -rf .git/objects`, a script pruning everything) canno
 
 git never changes an object file in place, so a hard link in `<common dir>/mini-agent-keep/` is a full copy
 that costs no space while the original exists. Before each workspace-write command the keep is brought up to
-date (only object directories whose time changed are listed again); after a command that removed objects without
+date (only object directories whose ctime changed are listed again); after a command that removed objects without
 packing them, every kept file missing from the repository is linked back (`restore`). The sandbox keeps the keep
 read-only where it can (bubblewrap). Files whose only name is in the keep (objects the repository itself dropped,
 as `git gc` does) are removed after `EXPIRE_DAYS`, as git's own prune would.
@@ -15,12 +15,15 @@ import os
 import time
 from pathlib import Path
 
+from mini_agent.safety.sandbox import listings
+
 KEEP = "mini-agent-keep"
 EXPIRE_DAYS = 14
 MAX_FILES = 50_000
 """Most object files kept for one repository; a bigger loose store is not kept (and `restore` says so)."""
 _synced: dict[Path, int] = {}
-"""Per object directory (`objects/ab`, `objects/pack`, `logs/...`): its mtime when its files were last linked."""
+"""Per object directory (`objects/ab`, `objects/pack`, `logs/...`): its ctime when its files were last linked (a
+ctime cannot be set back, as `touch -d` sets an mtime)."""
 _pruned: set[Path] = set()
 
 
@@ -38,6 +41,7 @@ def sync(common: Path) -> bool:
         _pruned.add(keep)
         _expire(keep)
     count = 0
+    settled = time.time_ns() - listings.SETTLED_NS
     for directory, stamp in _object_dirs(common):
         names = None
         if _synced.get(directory) != stamp:
@@ -45,7 +49,9 @@ def sync(common: Path) -> bool:
             target = keep / directory.relative_to(common)
             for name in names:
                 _link(directory / name, target / name)
-            _synced[directory] = stamp
+            # Changed within the timestamps' granularity: a file added in the same tick would leave the stamp as
+            # it is, so it is listed again next time (see listings.py).
+            _synced[directory] = stamp if stamp < settled else -1
         count += len(names) if names is not None else 0
         if count > MAX_FILES:
             return False
@@ -76,11 +82,11 @@ def restore(common: Path) -> int:
 
 def _object_dirs(common: Path) -> list[tuple[Path, int]]:
     """objects/xx and objects/pack, and every directory of logs/ (reflogs are appended, never rewritten), each
-    with its mtime. Paths are made only for directories whose time changed: this runs before every command."""
+    with its ctime. Paths are made only for directories whose time changed: this runs before every command."""
     found: list[tuple[str, int]] = []
     logs = os.path.join(common, "logs")
     try:
-        found.append((logs, os.stat(logs).st_mtime_ns))
+        found.append((logs, os.stat(logs).st_ctime_ns))
     except OSError:
         pass
     pending = [(os.path.join(common, "objects"), False), (os.path.join(common, "logs"), True)]
@@ -95,7 +101,7 @@ def _object_dirs(common: Path) -> list[tuple[Path, int]]:
                         pending.append((entry.path, True))
                     elif not (len(entry.name) == 2 or entry.name == "pack"):
                         continue
-                    found.append((entry.path, entry.stat(follow_symlinks=False).st_mtime_ns))
+                    found.append((entry.path, entry.stat(follow_symlinks=False).st_ctime_ns))
         except OSError:
             continue
     return [(_path(path), stamp) for path, stamp in found]

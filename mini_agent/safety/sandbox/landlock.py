@@ -14,9 +14,10 @@ import ctypes
 import functools
 import os
 import signal
+import stat
 from pathlib import Path
 
-from mini_agent.safety.sandbox.confinement import Plan
+from mini_agent.safety.sandbox.confinement import Plan, below
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
 CREATE_RULESET_VERSION = 1
@@ -103,27 +104,33 @@ def grants(plan: Plan) -> list[tuple[Path, int]]:
 
 def carve(rules: list[tuple[Path, int]], hidden: tuple[Path, ...]) -> list[tuple[Path, int]]:
     """The same grants with every hidden path left out: a grant above a hidden path is replaced by the same grant
-    on each sibling along the way, while the directories on the way keep only their directory rights."""
+    on each sibling along the way, while the directories on the way keep only their directory rights. (On the
+    text of resolved paths: `Path.parents` is slow, and this runs per command.)"""
+    hidden_text = [str(hide) for hide in hidden]
     carved: list[tuple[Path, int]] = []
     for path, rights in rules:
-        if any(path == hide or hide in path.parents for hide in hidden):
+        text = str(path)
+        if any(text == hide or below(text, hide) for hide in hidden_text):
             continue
-        beneath = [hide for hide in hidden if path in hide.parents]
-        carved += _split(path, rights, beneath) if beneath else [(path, rights)]
+        beneath = [hide for hide in hidden_text if below(hide, text)]
+        carved += (
+            [(Path(where), grant) for where, grant in _split(text, rights, beneath)] if beneath else [(path, rights)]
+        )
     return carved
 
 
-def _split(directory: Path, rights: int, hidden: list[Path]) -> list[tuple[Path, int]]:
+def _split(directory: str, rights: int, hidden: list[str]) -> list[tuple[str, int]]:
     rules = [(directory, rights & ~FILE_RIGHTS)]
     try:
-        entries = list(os.scandir(directory))
+        with os.scandir(directory) as listed:
+            entries = list(listed)
     except OSError:
         return rules
     for entry in entries:
-        child = directory / entry.name
+        child = os.path.join(directory, entry.name)
         if child in hidden or entry.is_symlink():  # a symlink grants nothing: its target's own rules apply
             continue
-        beneath = [hide for hide in hidden if child in hide.parents]
+        beneath = [hide for hide in hidden if below(hide, child)]
         if beneath:
             rules += _split(child, rights, beneath)
         else:
@@ -163,7 +170,7 @@ class Ruleset:
         except OSError:
             return  # vanished since it was listed: nothing to grant
         try:
-            if not os.path.isdir(f"/proc/self/fd/{target}"):
+            if not stat.S_ISDIR(os.fstat(target).st_mode):
                 rights &= FILE_RIGHTS
             if not rights:
                 return

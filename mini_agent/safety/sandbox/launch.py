@@ -7,13 +7,11 @@ Every confined command passes here: its environment loses the variables that poi
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_agent.safety.sandbox import seccomp, services
+from mini_agent.safety.sandbox import scratch, seccomp, services
 from mini_agent.safety.sandbox.confinement import Confinement, plan
 from mini_agent.safety.sandbox.gitguard import GitChanges, GitGuard
 from mini_agent.safety.sandbox.probe import mechanism, unavailable_reason
@@ -38,7 +36,7 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     """Descriptors the child must inherit (bubblewrap's seccomp program): give them to Popen's `pass_fds`."""
     tmpdir: Path | None = None
-    _base: Path | None = None
+    _private: scratch.Private | None = None
     _closers: list[Callable[[], None]] = field(default_factory=list)
     _watched: dict[Path, Fingerprint] = field(default_factory=dict)
     _git: GitGuard | None = None
@@ -55,12 +53,13 @@ class Launch:
         return guard.check() if guard is not None else GitChanges()
 
     def cleanup(self) -> None:
-        """Remove the private temp dir and release the Landlock ruleset; safe to call twice."""
+        """Give back the private temp dir (emptied, or removed) and release the Landlock ruleset; safe to call
+        twice."""
         while self._closers:
             self._closers.pop()()
-        if self._base is not None:
-            _remove_tree(self._base)
-            self._base = None
+        if self._private is not None:
+            scratch.give_back(self._private)
+            self._private = None
 
 
 def confine(
@@ -71,12 +70,11 @@ def confine(
     found = mechanism()
     if found is None:
         raise SandboxUnavailable(f"no sandbox on this machine: {unavailable_reason()}")
-    base = Path(tempfile.mkdtemp(prefix="mini-agent-sandbox-"))
-    tmpdir = base / "tmp"
-    tmpdir.mkdir()
+    private = scratch.take()
+    tmpdir = private.tmpdir
     confined_env = {**services.environment(env), "TMPDIR": str(tmpdir)}
     launch = Launch(argv=[], env=confined_env, preexec_fn=None, mechanism=found.name)
-    launch.tmpdir, launch._base = tmpdir, base
+    launch.tmpdir, launch._private = tmpdir, private
     launch._watched = fingerprint(watched_paths(confinement))
     try:
         resolved = plan(confinement, tmpdir, writable)
@@ -88,7 +86,7 @@ def confine(
         if found.name == "bubblewrap":
             from mini_agent.safety.sandbox import bubblewrap
 
-            hide_with = bubblewrap.placeholders(base)
+            hide_with = private.placeholders()
             covered = services.covered(env, confinement.home or Path.home(), resolved)
             program = seccomp.memfd(code) if code is not None else None
             if program is not None:
@@ -124,10 +122,3 @@ def _then(first: Callable[[], None], second: Callable[[], None]) -> Callable[[],
         second()
 
     return both
-
-
-def _remove_tree(base: Path) -> None:
-    for placeholder in ("hidden-file", "hidden-dir"):  # mode 000: rmtree could not list the directory
-        if (base / placeholder).exists():
-            os.chmod(base / placeholder, 0o700)
-    shutil.rmtree(base, ignore_errors=True)

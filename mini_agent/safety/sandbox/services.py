@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mini_agent.safety.workspace import within
+from mini_agent.safety.sandbox import listings
+from mini_agent.safety.sandbox.confinement import below
 
 if TYPE_CHECKING:
     from mini_agent.safety.sandbox.confinement import Plan
@@ -82,22 +83,28 @@ def environment(env: Mapping[str, str]) -> dict[str, str]:
 
 def locations(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     """Existing places where the user's services keep their sockets (resolved): directories to cover whole and
-    socket files to cover one by one. `env` is the environment the command was going to get."""
+    socket files to cover one by one. `env` is the environment the command was going to get. What exists is
+    remembered while the directories that say so are unchanged (`listings`)."""
     uid = os.getuid()
-    found: list[str] = [pattern.format(uid=uid) for pattern in (*RUNTIME_DIRS, *SERVICE_DIRS)]
-    found += [str(home / name) for name in HOME_DIRS]
-    found += [env[name] for name in ("XDG_RUNTIME_DIR", "SCREENDIR") if env.get(name, "").startswith("/")]
+    named = [env[name] for name in ("XDG_RUNTIME_DIR", "SCREENDIR") if env.get(name, "").startswith("/")]
+    named += [path for value in env.values() if (path := _socket_path(value)) is not None]
+    # Asked apart: the environment's sockets may sit in /tmp, whose changes would renew the fixed places too.
+    found = [*listings.existing(_fixed(uid, str(home))), *listings.existing(tuple(named))]
     temp_dirs = {"/tmp", tempfile.gettempdir(), env.get("TMUX_TMPDIR", "") or "/tmp"}
     for directory in sorted(temp_dirs):
         found += _matching(directory, _temp_names(uid))
     for directory in SOCKET_SCANS:
         found += _sockets(directory)
-    found += [path for value in env.values() if (path := _socket_path(value)) is not None]
-    existing = []
-    for place in found:
-        if os.path.lexists(place):
-            existing.append(Path(os.path.realpath(place)))
-    return tuple(dict.fromkeys(existing))
+    return tuple(dict.fromkeys(map(Path, found)))
+
+
+@functools.lru_cache(maxsize=8)
+def _fixed(uid: int, home: str) -> tuple[str, ...]:
+    """The places that do not depend on the environment: runtime and service dirs, those under home."""
+    return (
+        *(pattern.format(uid=uid) for pattern in (*RUNTIME_DIRS, *SERVICE_DIRS)),
+        *(os.path.join(home, name) for name in HOME_DIRS),
+    )
 
 
 @functools.cache
@@ -110,35 +117,31 @@ def covered(env: Mapping[str, str], home: Path, plan: Plan) -> tuple[Path, ...]:
     """The service sockets and directories bubblewrap covers for a command run under `plan`: none that holds a
     path the command may use (the project, a writable root), none inside a hidden path (a mount cannot be made
     inside its cover), and only the outermost of nested ones."""
+    used = tuple(map(str, (plan.root, *plan.writable)))
+    hidden = (str(plan.root), *map(str, plan.hidden))
+    places = [str(path) for path in locations(env, Path(os.path.realpath(home)))]
     kept = [
         path
-        for path in locations(env, Path(os.path.realpath(home)))
-        if path != Path("/")
-        and not any(within(used, path) for used in (plan.root, *plan.writable))
-        and not any(within(path, used) for used in (plan.root, *plan.hidden))
+        for path in places
+        if path != "/"
+        and not any(place == path or below(place, path) for place in used)
+        and not any(path == place or below(path, place) for place in hidden)
     ]
-    return tuple(path for path in kept if not any(other in path.parents for other in kept))
+    return tuple(Path(path) for path in kept if not any(below(path, other) for other in kept))
 
 
-def _matching(directory: str, matches: Callable[[str], object]) -> list[str]:
-    try:
-        with os.scandir(directory) as entries:
-            names = [entry.name for _, entry in zip(range(SCAN_LIMIT), entries, strict=False)]
-    except OSError:
-        return []
-    return [os.path.join(directory, name) for name in names if matches(name)]
+def _matching(directory: str, matches: Callable[[str], object], sockets: bool = False) -> list[str]:
+    """The resolved paths of the entries of `directory` whose names match (a link to elsewhere is resolved)."""
+    found = listings.names(directory, matches, SCAN_LIMIT, sockets)
+    return [os.path.realpath(os.path.join(directory, name)) for name in found]
 
 
 def _sockets(directory: str) -> list[str]:
-    try:
-        with os.scandir(directory) as entries:
-            return [
-                entry.path
-                for _, entry in zip(range(SCAN_LIMIT), entries, strict=False)
-                if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode)
-            ]
-    except OSError:
-        return []
+    return _matching(directory, _any_name, sockets=True)
+
+
+def _any_name(name: str) -> bool:
+    return True
 
 
 def _socket_path(value: str) -> str | None:
