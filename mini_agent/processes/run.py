@@ -4,7 +4,7 @@ The bash tool needs four guarantees a plain `subprocess.run` does not give: memo
 command prints, a background process holding the pipe open never blocks us, a timeout or Ctrl-C kills
 every process the command started, not just the shell, and nothing it started outlives the agent. A
 contained command (confined without a PID namespace) loses everything it started when it returns, background jobs
-included; the killing is process_tree's.
+included; the killing is processes/tree.py's.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def run_captured(
 
     Returns when the process itself has exited, even if a background child still holds the pipe; on timeout or
     any exception (KeyboardInterrupt included) the whole process group is killed first. `contained`: whatever
-    the command started is killed when it returns, wherever it went (see process_tree). Whatever is left of the
+    the command started is killed when it returns, wherever it went (see processes/tree.py). Whatever is left of the
     group when the agent dies is killed then (see _watchdog).
     """
     guard = watchdog()

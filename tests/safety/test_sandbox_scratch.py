@@ -11,18 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mini_agent.processes.run import BoundedOutput, run_launched
 from mini_agent.safety.sandbox import Confinement, confine, mechanism, unavailable_reason
-from mini_agent.tools._process import BoundedOutput, run_launched
-
-LINUX_MECHANISMS = ("bubblewrap", "landlock")
-
-
-@pytest.fixture(params=LINUX_MECHANISMS)
-def forced(request, monkeypatch) -> str:
-    monkeypatch.setenv("MINI_AGENT_SANDBOX", request.param)
-    if mechanism() is None:
-        pytest.skip(f"{request.param} is not available here: {unavailable_reason()}")
-    return request.param
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ class Launch:
     preexec_fn: Callable[[], None] | None
     mechanism: str = ""
     contained: bool = True
-    """Whether the caller must kill what the command leaves behind (process_tree.Lineage): every mechanism but
+    """Whether the caller must kill what the command leaves behind (processes/tree.py's Lineage): every mechanism but
     bubblewrap, whose PID namespace dies with the command."""
     pass_fds: tuple[int, ...] = ()
     """Descriptors the child must inherit (bubblewrap's seccomp program): give them to Popen's `pass_fds`."""
