@@ -98,6 +98,10 @@ class Session:
         listing can say why the last turn stopped."""
         self._log({"type": "turn_error", "kind": kind, "message": message[:ERROR_CHARS]})
 
+    def record_model(self, model: str) -> None:
+        """The session switched models (/model): later usage entries are that model's."""
+        self._log({"type": "model", "model": model})
+
     def record_call(self, line: str) -> None:
         """A tool call's recent-activity line (with its time), so a resumed session shows the very same block."""
         self._log({"type": "activity", "line": line})

@@ -64,6 +64,11 @@ class Gate:
         self.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
         self._denials: list[Denial] = []
 
+    def take_permissions(self, other: Gate) -> None:
+        """A sub-agent's gate: never wider than its parent's, so its mode, its rules ("always" answers included)
+        and when its session began, as they are now."""
+        self.mode, self.rules, self.started = other.mode, other.rules, other.started
+
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
         """Allow or Deny one validated call, asking the human when the policy says so.
 

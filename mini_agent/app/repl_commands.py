@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 from mini_agent.app.slash import SlashCommands
@@ -88,8 +87,7 @@ def _model(repl, argument: str) -> None:
                 f"[yellow]{escape(argument)} is not among the models {escape(repl.settings.base_url)} lists; "
                 "using it anyway (see /model for the list).[/]"
             )
-        repl.agent.settings = replace(repl.agent.settings, model=argument)
-        repl.renderer.model = argument
+        repl.agent.switch_model(argument)
     repl.console.print(f"model {escape(repl.agent.settings.model)}")
     if listed and not argument:
         more = f", … ({len(listed)} in all)" if len(listed) > MODELS_SHOWN else ""
@@ -102,7 +100,7 @@ def _mode(repl, argument: str) -> None:
         if argument not in PERMISSION_MODES:
             repl.console.print(f"[yellow]Unknown mode {escape(argument)}; use {', '.join(PERMISSION_MODES)}.[/]")
             return
-        repl.agent.mode = argument
+        repl.agent.set_mode(argument)
     repl.console.print(f"mode {repl.agent.mode}")
 
 

@@ -24,14 +24,14 @@ def command_turn(agent: Agent, command: CommandFile) -> Iterator[None]:
     before = agent.settings.model
     added = tuple(rule for rule in command.rules.rules if rule not in agent.gate.rules.rules)
     if command.model:
-        agent.settings = replace(agent.settings, model=command.model)
+        agent.switch_model(command.model)
     agent.gate.rules = agent.gate.rules.with_rules(*added)
     try:
         yield
     finally:
         agent.gate.rules = Rules(tuple(rule for rule in agent.gate.rules.rules if rule not in added))
         if command.model and agent.settings.model == command.model:
-            agent.settings = replace(agent.settings, model=before)
+            agent.switch_model(before)
 
 
 def one_shot_settings(settings, command: CommandFile):
