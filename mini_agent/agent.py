@@ -92,7 +92,8 @@ class Agent:
         and is told its parent here. `permissions`: a sub-agent's gate starts as narrow as its parent's is now.
         """
         self.provider, self.registry, self.settings = provider, registry, settings
-        self.session, self.ctx, self.static_prompt = session, ctx, static_prompt
+        self.ctx, self.static_prompt = ctx, static_prompt
+        self._take(session)
         self.secrets = ctx.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
         """The session's known secrets: masked in every tool result and event, and never sent out without a yes."""
         self._emit = emit
@@ -386,7 +387,7 @@ class Agent:
 
     def start_conversation(self, session: Session) -> None:
         """A new conversation (/clear): `session` replaces the old one, and what belonged to it is forgotten."""
-        self.session = session
+        self._take(session)
         self.forget()
 
     def continue_conversation(
@@ -394,9 +395,17 @@ class Agent:
     ) -> None:
         """A stored conversation continued (--continue, --resume, /resume): its transcript, the context blocks
         it has seen, its recent calls and the size its last reply measured."""
-        self.session = session
+        self._take(session)
         self.keeper.resume(ledger, anchor)
         self.remember_calls(calls)
+
+    def _take(self, session: Session) -> None:
+        """`session` is the conversation from now on; its usage is counted by this agent's model, and a stored
+        one continued with another model records the switch."""
+        if session.model and session.model != self.settings.model:
+            session.record_model(self.settings.model)
+        session.model = self.settings.model
+        self.session = session
 
     def set_run_hint(self, key: str, text: str | None) -> None:
         """A run hint set (None: removed). Copied, not changed in place: a request may be reading them."""

@@ -98,3 +98,27 @@ def test_a_compact_model_setting_keeps_summarising_with_that_model_after_a_switc
     run(repl, "/compact")
     sessions.close()
     assert [body["model"] for body in api.message_requests] == ["claude-other", "claude-other", "claude-summariser"]
+
+
+def test_cost_prices_each_models_tokens_at_that_models_prices_and_a_resumed_session_keeps_them(api, settings_for):
+    from mini_agent.model.pricing import cost
+    from mini_agent.usage import Usage
+
+    settings = settings_for(api, model="claude-sonnet-4-6")
+    agent, repl, sessions = built(api, settings)
+    api.script(answer("On sonnet."), answer("On haiku."))
+    turn(repl, "first")
+    run(repl, "/model claude-haiku-4-5")
+    turn(repl, "second")
+    spent = agent.session.usage_by_model
+    assert set(spent) == {"claude-sonnet-4-6", "claude-haiku-4-5"}
+    total = cost("claude-sonnet-4-6", spent["claude-sonnet-4-6"]) + cost("claude-haiku-4-5", spent["claude-haiku-4-5"])
+    assert total != cost("claude-haiku-4-5", agent.session.usage), "the two prices differ: the test can tell"
+    shown = run(repl, "/cost")
+    assert f"cost ${total:.4f} (claude-sonnet-4-6 $" in shown
+
+    sessions.close()
+    loaded = sessions.store.load(sessions.writer_id, settings.cwd)
+    restored = loaded.restore()
+    assert restored.usage_by_model == spent, "the session file says which model spent what"
+    assert sum(restored.usage_by_model.values(), Usage()) == restored.usage

@@ -73,7 +73,8 @@ def memory(repl, argument: str) -> None:
 def _cost(repl, argument: str) -> None:
     from mini_agent.ui.context_view import cost_lines
 
-    for line in cost_lines(repl.agent.settings.model, repl.agent.session.usage):
+    session = repl.agent.session
+    for line in cost_lines(session.usage, session.usage_by_model or {repl.agent.settings.model: session.usage}):
         repl.console.print(escape(line), highlight=False)
 
 

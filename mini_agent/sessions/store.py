@@ -81,7 +81,7 @@ class LoadedSession:
     journal: Journal
 
     def restore(self) -> Session:
-        return Session.restore(self.entries)
+        return Session.restore(self.entries, str((self.header or {}).get("model", "")))
 
 
 class SessionStore:
