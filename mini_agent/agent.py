@@ -6,14 +6,14 @@ import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mini_agent.conversation import Session
 from mini_agent.errors import ContextOverflow, MiniAgentError, StepLimitReached, TurnAborted
-from mini_agent.events import AssistantMessage, Emit, Event, Notice, ReplyDiscarded, TextDelta
+from mini_agent.events import AssistantMessage, Emit, Event, ModelSwitched, Notice, ReplyDiscarded, TextDelta
 from mini_agent.files.pending import sweep
 from mini_agent.gate import Confirm, Gate
-from mini_agent.hooks import NO_HOOKS, PromptBlocked
+from mini_agent.hooks import NO_HOOKS, Hooks, PromptBlocked
 from mini_agent.model import Provider, Reply, Request
 from mini_agent.model.client import DISCOVERY_WAIT
 from mini_agent.model.discovery import Discovery
@@ -28,8 +28,10 @@ from mini_agent.usage import Usage
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from mini_agent.context.blocks import Ledger
     from mini_agent.context.injection import TurnTrace
     from mini_agent.context.keeper import ContextKeeper
+    from mini_agent.mcp.manager import McpManager
 
 RECENT_CALLS = 8
 CUT_REPLIES = 2
@@ -41,6 +43,12 @@ OVERFLOW_ADVICE = (
 )
 INTERRUPTED_REPLY = "[The user interrupted this reply with Ctrl-C; it was cut here.]"
 INTERRUPTED_BEFORE_REPLY = "[The user interrupted with Ctrl-C before this reply began.]"
+
+
+class Delegator(Protocol):
+    """What runs the `task` tool's sub-agents: told which agent is their parent once that agent exists."""
+
+    def attach(self, parent: Agent) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -69,10 +77,23 @@ class Agent:
         emit: Emit,
         confirm: Confirm,
         keeper: Callable[[Agent], ContextKeeper] | None = None,
+        *,
+        hooks: Hooks = NO_HOOKS,
+        mcp: McpManager | None = None,
+        before_change: Callable[[], None] | None = None,
+        delegation: Delegator | None = None,
+        run_hints: dict[str, str] | None = None,
+        permissions: Gate | None = None,
     ) -> None:
-        """`keeper` builds the context keeper for this agent; by default one without context sources."""
+        """The agent, complete: nothing is assigned to it afterwards (app/build.py puts the parts together).
+
+        `keeper` builds the context keeper for this agent; by default one without context sources. `hooks` are
+        bound to this agent (its events, its secrets, its mode). `delegation` runs the `task` tool's sub-agents
+        and is told its parent here. `permissions`: a sub-agent's gate starts as narrow as its parent's is now.
+        """
         self.provider, self.registry, self.settings = provider, registry, settings
-        self.session, self.ctx, self.static_prompt = session, ctx, static_prompt
+        self.ctx, self.static_prompt = ctx, static_prompt
+        self._take(session)
         self.secrets = ctx.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
         """The session's known secrets: masked in every tool result and event, and never sent out without a yes."""
         self._emit = emit
@@ -84,27 +105,34 @@ class Agent:
         """Recent tool calls as `call_line` writes them, for the recent-activity block."""
         self.tool_calls = ToolCalls(self)
         self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)))
+        if permissions is not None:
+            self.gate.take_permissions(permissions)
         ctx.check_destination = self.gate.check_destination
         ctx.notify = lambda text: self.emit(Notice(text))
         if ctx.data_dir is None:
             ctx.data_dir = settings.data_dir  # where atomic writes record their temporary files
         sweep(settings.data_dir)  # the temporary files of agents that were killed mid-write
         self._told: set[str] = set()
-        self.run_hints: dict[str, str] = {}
-        """Segment-3 hints true of this process only (a one-shot run: nobody to ask), never saved with the session."""
+        self.run_hints: dict[str, str] = dict(run_hints or {})
+        """Segment-3 hints true of this process only (a one-shot run: nobody to ask), never saved with the session.
+        Replaced whole, never changed in place (`set_run_hint`): a request may be reading them on another thread."""
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.delegated = Usage()
         """Tokens this turn's sub-agents used: they count in the turn's usage (subagents/ adds them)."""
-        self.before_change: Callable[[], None] | None = None
+        self.before_change = before_change
         """Called before each tool that may change files runs (write, exec and MCP tools): the undo snapshot."""
-        self.mcp = None
-        """The session's MCP servers (an `mcp.manager.McpManager`) when any are configured, for /mcp."""
-        self.hooks = NO_HOOKS
-        """The user's hooks (`hooks.Hooks`), run at each event: a prompt, each tool call, the turn's end."""
+        self.mcp = mcp
+        """The session's MCP servers when any are configured, for /mcp."""
+        self.hooks = hooks.serving(self.emit, self.secrets.mask, lambda: self.mode) if hooks else NO_HOOKS
+        """The user's hooks, run at each event: a prompt, each tool call, the turn's end."""
         if keeper is None:
             from mini_agent.context.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)
+        self.delegation = delegation
+        """The `task` tool's sub-agents (subagents.delegation.Delegation), None without the tool."""
+        if delegation is not None:
+            delegation.attach(self)
 
     def emit(self, event: Event) -> None:
         if self._streamed is not None:
@@ -334,11 +362,60 @@ class Agent:
             return f"A tool call was cut off at the output limit ({self.output_limit()} tokens)."
         return f"A tool call arrived cut short (its input is not whole JSON; stop reason {reply.stop_reason!r})."
 
+    # ---- what changes during a session: one method each ------------------------------------------------
+
     @property
     def mode(self) -> str:
-        """The permission mode; the REPL changes it between turns (Shift+Tab, /mode)."""
+        """The permission mode; the REPL changes it between turns (`set_mode`: Shift+Tab, /mode)."""
         return self.gate.mode
 
-    @mode.setter
-    def mode(self, mode: str) -> None:
+    def set_mode(self, mode: str) -> None:
         self.gate.mode = mode
+
+    def switch_model(self, model: str) -> None:
+        """Use `model` from the next request on (/model, a custom command's turn): every holder of the model name
+        hears it here. The requests and the sub-agents that inherit it read `settings`; the provider looks up
+        the new model's context window; compaction summarises with it (unless compact_model names another); the
+        session file records the switch; the REPL's status line prices by it (`ModelSwitched`)."""
+        if model == self.settings.model:
+            return
+        self.settings = replace(self.settings, model=model)
+        self.provider.use_model(model)
+        self.keeper.use_model(model)
+        self.session.record_model(model)
+        self.emit(ModelSwitched(model))
+
+    def start_conversation(self, session: Session) -> None:
+        """A new conversation (/clear): `session` replaces the old one, and what belonged to it is forgotten."""
+        self._take(session)
+        self.forget()
+
+    def continue_conversation(
+        self, session: Session, ledger: Ledger, calls: list[str], anchor: tuple[Usage, int] | None
+    ) -> None:
+        """A stored conversation continued (--continue, --resume, /resume): its transcript, the context blocks
+        it has seen, its recent calls and the size its last reply measured."""
+        self._take(session)
+        self.keeper.resume(ledger, anchor)
+        self.remember_calls(calls)
+
+    def _take(self, session: Session) -> None:
+        """`session` is the conversation from now on; its usage is counted by this agent's model, and a stored
+        one continued with another model records the switch."""
+        if session.model and session.model != self.settings.model:
+            session.record_model(self.settings.model)
+        session.model = self.settings.model
+        self.session = session
+
+    def set_run_hint(self, key: str, text: str | None) -> None:
+        """A run hint set (None: removed). Copied, not changed in place: a request may be reading them."""
+        hints = {name: value for name, value in self.run_hints.items() if name != key}
+        self.run_hints = hints if text is None else {**hints, key: text}
+
+    def tell_next_turn(self, *notes: str) -> None:
+        """System hints the model hears at the start of the next turn (the user undid its changes)."""
+        self.notes = [*self.notes, *notes]
+
+    def add_delegated(self, usage: Usage) -> None:
+        """Tokens a sub-agent used during this turn: they count in the turn's usage."""
+        self.delegated = self.delegated + usage

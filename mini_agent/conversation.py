@@ -40,6 +40,10 @@ class Session:
     log: list[dict] = field(default_factory=list)
     """Append-only record: "message", "usage", "hints", "activity" and "compaction" entries, in order."""
     compactions: int = 0
+    model: str = field(default="", compare=False)
+    """The model the replies come from now (the agent's, `record_model` after a switch): usage is counted by it."""
+    usage_by_model: dict[str, Usage] = field(default_factory=dict, compare=False)
+    """`usage` by the model that spent it, sub-agents' included, so a session that switched models is priced right."""
     _sink: Sink | None = field(default=None, init=False, repr=False, compare=False)
     _logged_hints: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
     """The hints as the log last recorded them; a change is logged before the next message."""
@@ -85,18 +89,28 @@ class Session:
     def record_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage
         self.last_usage = usage
+        self._count(self.model, usage)
         self._log({"type": "usage", "usage": usage.to_dict()})
 
     def record_subagent(self, entry: dict, usage: Usage) -> None:
         """A sub-agent's run (its transcript under "log"): its tokens count in the session's, and resuming the
         session skips it, for the model never saw it."""
         self.usage = self.usage + usage
+        self._count(str(entry.get("model") or self.model), usage)
         self._log({"type": "subagent", **entry, "usage": usage.to_dict()})
 
     def record_error(self, kind: str, message: str) -> None:
         """An error ended the turn (`kind`: api, step_limit, overflow, error): kept so a resumed session and the
         listing can say why the last turn stopped."""
         self._log({"type": "turn_error", "kind": kind, "message": message[:ERROR_CHARS]})
+
+    def record_model(self, model: str) -> None:
+        """The session switched models (/model, a resumed session run with another): later usage is that model's."""
+        self.model = model
+        self._log({"type": "model", "model": model})
+
+    def _count(self, model: str, usage: Usage) -> None:
+        self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
 
     def record_call(self, line: str) -> None:
         """A tool call's recent-activity line (with its time), so a resumed session shows the very same block."""
@@ -122,9 +136,10 @@ class Session:
             self._sink(entry)
 
     @classmethod
-    def restore(cls, log: list[dict]) -> Session:
-        """The session a log describes: the last compacted view plus everything appended after it."""
-        session = cls(log=list(log))
+    def restore(cls, log: list[dict], model: str = "") -> Session:
+        """The session a log describes: the last compacted view plus everything appended after it. `model`: the
+        one it began with (the file's header), until a `model` entry says otherwise."""
+        session = cls(log=list(log), model=model)
         for entry in log:
             kind = entry["type"]
             if kind == "message":
@@ -139,8 +154,13 @@ class Session:
             elif kind == "usage":
                 usage = Usage(**entry["usage"])
                 session.usage, session.last_usage = session.usage + usage, usage
+                session._count(session.model, usage)
             elif kind == "subagent":
-                session.usage = session.usage + Usage(**entry["usage"])
+                usage = Usage(**entry["usage"])
+                session.usage = session.usage + usage
+                session._count(str(entry.get("model") or session.model), usage)
+            elif kind == "model":
+                session.model = str(entry["model"])
             elif kind == "hints":
                 session.hints = dict(entry["hints"])
             elif kind == "compaction":

@@ -144,6 +144,13 @@ class Compacted:
 
 
 @dataclass(frozen=True)
+class ModelSwitched:
+    """The agent uses another model from the next request on (/model, a custom command's turn)."""
+
+    model: str
+
+
+@dataclass(frozen=True)
 class SubAgentEvent:
     """An event of a sub-agent the `task` tool started, wrapped so renderers can show it nested and compact."""
 
@@ -167,6 +174,7 @@ Event = (
     | Notice
     | HookRan
     | Compacted
+    | ModelSwitched
     | SubAgentEvent
 )
 Emit = Callable[[Event], None]

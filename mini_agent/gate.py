@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from mini_agent.safety.denials import Denial, denial
 from mini_agent.safety.egress import guard, secret_paths
 from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.safety.preview import change_preview
+from mini_agent.safety.rules import Rules
 from mini_agent.safety.workspace import Workspace, within
 from mini_agent.settings import Settings
 from mini_agent.tools import WEB_FETCH
@@ -64,6 +66,22 @@ class Gate:
         self._workspace: Workspace | None = None
         self.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
         self._denials: list[Denial] = []
+
+    def take_permissions(self, other: Gate) -> None:
+        """A sub-agent's gate: never wider than its parent's, so its mode, its rules ("always" answers included)
+        and when its session began, as they are now."""
+        self.mode, self.rules, self.started = other.mode, other.rules, other.started
+
+    @contextmanager
+    def also_allowing(self, rules: Rules) -> Iterator[None]:
+        """`rules` join the gate's for a while (a custom command's turn), then go; what the human granted in the
+        meantime ("always" answers) stays."""
+        added = tuple(rule for rule in rules.rules if rule not in self.rules.rules)
+        self.rules = self.rules.with_rules(*added)
+        try:
+            yield
+        finally:
+            self.rules = Rules(tuple(rule for rule in self.rules.rules if rule not in added))
 
     def authorise(self, tool: Tool, arguments: dict) -> Verdict:
         """Allow or Deny one validated call, asking the human when the policy says so.

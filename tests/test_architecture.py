@@ -201,3 +201,73 @@ def test_every_package_says_what_it_owns() -> None:
         where = init.relative_to(PACKAGE.parent)
         assert docstring and len(docstring) > 80, f"{where} does not say what it owns"
         assert "import" in docstring.lower(), f"{where} does not say what it may import"
+
+
+# ---- the agent is built complete ----------------------------------------------------------------------------
+# app/build.py passes the agent everything it runs with; what changes during a session changes through one method
+# of the agent each (set_mode, switch_model, start_conversation, ...). An assignment from outside would be a
+# holder the builder and those methods do not know of: a model switch that does not reach it, a sub-agent that
+# does not inherit it.
+
+
+def agent_like(node: ast.expr) -> bool:
+    """An expression that names an agent: `agent`, `parent`, `child`, `sub_agent`, `<anything>.agent` ..."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name in ("parent", "child") or name.endswith("agent")
+
+
+def agent_attribute_writes(source: str) -> list[str]:
+    """`agent.X = ...`, `agent.X += ...`, `a, agent.X = ...`, `agent.X[k] = ...`, `del agent.X` and
+    `setattr(agent, ...)` in `source`, in line order."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            for part in (part for target in targets for part in ast.walk(target)):
+                if not isinstance(getattr(part, "ctx", None), ast.Store | ast.Del):
+                    continue
+                # `agent.X = ...`, or `agent.X[key] = ...`: one of its holders changed in place
+                owner = part.value if isinstance(part, ast.Attribute) else None
+                if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Attribute):
+                    owner = part.value.value
+                if owner is not None and agent_like(owner):
+                    found.append((node.lineno, ast.unparse(part)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            if node.args and agent_like(node.args[0]):
+                found.append((node.lineno, ast.unparse(node)))
+    return [f"line {line}: {text}" for line, text in sorted(found)]
+
+
+def test_no_module_outside_the_agent_assigns_its_attributes() -> None:
+    writes = [
+        f"{path.relative_to(PACKAGE.parent)} {write}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "agent.py"
+        for write in agent_attribute_writes(path.read_text(encoding="utf-8"))
+    ]
+    assert writes == []
+
+
+def test_the_agent_attribute_check_sees_each_way_of_assigning() -> None:
+    source = """
+agent.hooks = hooks
+repl.agent.settings = settings
+parent.delegated += usage
+child.gate, x = gate, 1
+del sub_agent.mcp
+setattr(agent, "mode", "auto")
+agent.gate.rules = rules
+agent.notes.append(note)
+agent.run_hints["key"] = hint
+hooks.emit = emit
+options["agent"] = value
+"""
+    assert [write.split(": ", 1)[1] for write in agent_attribute_writes(source)] == [
+        "agent.hooks",
+        "repl.agent.settings",
+        "parent.delegated",
+        "child.gate",
+        "sub_agent.mcp",
+        "setattr(agent, 'mode', 'auto')",
+        "agent.run_hints['key']",
+    ]

@@ -9,7 +9,7 @@ from support import scripted_agent
 from support.fake_api import answer, tool_use
 
 from mini_agent.agent import Agent
-from mini_agent.app.launch import context_keeper
+from mini_agent.app.build import context_keeper
 from mini_agent.prompt import static_prompt
 
 

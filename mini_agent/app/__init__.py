@@ -1,7 +1,9 @@
 """The composition root and the front ends: where a run is wired together and meets the human or a script.
 
-    launch.py          THE composition root: read piped input, build provider, tools, context, session, undo,
-                       hooks, MCP and the agent, then pick the front end
+    launch.py          THE composition root: read piped input, build the provider, ask the trust questions,
+                       then pick the front end
+    build.py           the one builder: the agent made complete (tools, sub-agents, context, hooks, MCP, undo,
+                       session), never assigned to afterwards
     agent_build.py     the REPL's agent, built behind its first prompt
     oneshot.py         -p runs: text, json and stream-json output
     repl.py            the interactive REPL (repl_commands.py, slash.py, custom_commands.py)

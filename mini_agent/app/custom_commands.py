@@ -75,12 +75,8 @@ def run_in_repl(repl, invocation: Invocation) -> None:
     command = command_rules(invocation.command, repl.settings, can_ask=sys.stdin.isatty() and sys.stderr.isatty())
     if command.model:
         repl.console.print(f"[dim]{escape(command.name)} uses the model {escape(command.model)} for this turn[/]")
-    try:
-        with command_turn(repl.agent, command):
-            repl.renderer.model = repl.agent.settings.model
-            repl._turn(invocation.prompt)
-    finally:
-        repl.renderer.model = repl.agent.settings.model
+    with command_turn(repl.agent, command):  # the status line follows the switch (a ModelSwitched event)
+        repl._turn(invocation.prompt)
 
 
 def one_shot_prompt(

@@ -34,15 +34,13 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Hoo
     return Hooks(allowed, settings.cwd) if allowed else None
 
 
-def attach(agent, hooks: Hooks, sessions) -> None:
-    """The hooks report through the agent (masked, nested for sub-agents) and describe its session; like the
-    commands the agent runs, they do not inherit the model key."""
+def describe_session(hooks: Hooks, sessions) -> None:
+    """Before the agent is built with them (which binds them to its events, secrets and mode): the hooks
+    describe its session, and like the commands the agent runs, they do not inherit the model key."""
     from mini_agent.processes.run import child_environment
 
-    hooks.emit, hooks.mask, hooks.environment = agent.emit, agent.secrets.mask, child_environment
-    hooks.mode = lambda: agent.mode
+    hooks.environment = child_environment
     hooks.transcript = lambda: (sessions.session_id, str(sessions.writer.path) if sessions.writer else "")
-    agent.hooks = hooks
 
 
 def _ask(group: ProjectHooks, err: TextIO) -> bool:

@@ -1,4 +1,5 @@
-"""Wire a run together: read piped input, build provider, tools, session and agent, pick the front end."""
+"""Wire a run together: read piped input, build the provider, prepare what the agent is made from (app/build.py),
+pick the front end."""
 
 from __future__ import annotations
 
@@ -8,14 +9,10 @@ import sys
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from mini_agent.context.attach import Attachment, read_limited, stdin_attachment
 from mini_agent.errors import ConfigError, ExitStatus
 from mini_agent.settings import Settings
-
-if TYPE_CHECKING:
-    from mini_agent.agent import Agent
 
 STDIN_FIRST_BYTE_WAIT = 5.0
 """Seconds a pipe's producer gets to send its first byte (it may be a slow command) beside `-p`."""
@@ -86,38 +83,9 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     # the first tool that may change files, never before the first request.
     sessions = SessionLifecycle(settings, resume)
 
-    def build(emit, confirm) -> Agent:
-        # Imported here: the REPL builds its agent behind the first prompt, which must not wait for these.
-        from mini_agent.agent import Agent
-        from mini_agent.conversation import Session
-        from mini_agent.events import Notice
-        from mini_agent.prompt import static_prompt
-        from mini_agent.subagents.delegation import with_subagents
-        from mini_agent.tools import default_tools
-        from mini_agent.tools.base import ToolContext
+    from mini_agent.app.build import AgentBuilder
 
-        registry, delegation, problems = with_subagents(default_tools(), settings)
-        agent = Agent(
-            provider,
-            registry,
-            settings,
-            Session(),
-            ToolContext(cwd=settings.cwd),
-            static_prompt(),
-            emit,
-            confirm,
-            keeper=context_keeper,
-        )
-        if servers is not None:
-            mcp_setup.attach(agent, servers)
-            if not interactive:
-                mcp_setup.wait_for_servers(agent, servers, settings.mcp_timeout)
-        if hooks is not None:
-            hooks_setup.attach(agent, hooks, sessions)
-        delegation.attach(agent)
-        for problem in problems:
-            emit(Notice(f"Agent definition not used: {problem}"))
-        return agent
+    build = AgentBuilder(settings, provider, sessions, servers, hooks, one_shot=not interactive)
 
     if interactive:
         from mini_agent.app.repl import run_interactive
@@ -130,24 +98,6 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
 
     stdin_text = attachment.text if attachment else None
     return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions)
-
-
-def context_keeper(agent):
-    """The full context machinery: every source and enricher, compaction with the configured model."""
-    from mini_agent.context.compaction import Compactor
-    from mini_agent.context.enrich import default_enrichers
-    from mini_agent.context.gather import Gatherer
-    from mini_agent.context.injection import ContextEngine
-    from mini_agent.context.keeper import ContextKeeper
-    from mini_agent.context.sources import default_sources
-
-    settings = agent.settings
-    gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
-    compactor = Compactor(agent.provider, settings.compact_model or settings.model, settings.compact_focus)
-    compactor.before = lambda trigger, focus: agent.hooks.before_compaction(trigger, focus)  # hooks come later
-    return ContextKeeper(
-        ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.input_window, agent.overhead
-    )
 
 
 def _probe_sandbox() -> None:

@@ -68,8 +68,7 @@ class SessionLifecycle:
     def start_new(self, agent) -> None:
         """/clear: a new conversation in a new file; the old one stays on disk for --resume."""
         self.close()
-        agent.session = Session()
-        agent.forget()
+        agent.start_conversation(Session())
         self._new_file(agent)
         self._start_undo(agent, [])
 
@@ -122,7 +121,7 @@ class SessionLifecycle:
                 self.writer.write(undone_entry(report.turns, notice))
             agent.keeper.engine.gatherer.forget()  # the restored files may include AGENTS.md or memory.md
             if notice:
-                agent.notes.append(system_hint("undo", notice))
+                agent.tell_next_turn(system_hint("undo", notice))
         return report_lines(report)
 
     # ---- internals ------------------------------------------------------------------------------------------
@@ -150,7 +149,7 @@ class SessionLifecycle:
         from mini_agent.sessions import resume_into
 
         resume_into(agent, loaded, self.writer)
-        agent.notes += [system_hint("undo", notice) for notice in undo_notices_pending(loaded.entries)]
+        agent.tell_next_turn(*(system_hint("undo", notice) for notice in undo_notices_pending(loaded.entries)))
         return checkpoints_in(loaded.entries)
 
     def _new_file(self, agent) -> None:
@@ -163,7 +162,11 @@ class SessionLifecycle:
         from mini_agent.undo import UndoStack, project_snapshots
 
         self.undo = UndoStack(project_snapshots(self.settings.data_dir, Path(self.settings.cwd)), checkpoints)
-        agent.before_change = self.undo.before_change
+
+    def before_change(self) -> None:
+        """The agent's `before_change` (given it when built): the snapshot of the undo stack of the session in
+        use, which /clear and /resume replace."""
+        self.undo.before_change()
 
 
 def checkpoints_in(entries: list[dict]) -> list:
@@ -217,6 +220,9 @@ def listing(sessions) -> list[str]:
 
 class _NoUndo:
     """Undo switched off (one-shot runs): every call is a no-op."""
+
+    def before_change(self) -> None:
+        pass
 
     def begin_turn(self) -> None:
         pass

@@ -26,11 +26,11 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Mcp
     return manager
 
 
-def attach(agent, manager: McpManager) -> None:
-    """Tools the servers list join the agent's registry; failures reach the human and the model."""
+def join(agent, manager: McpManager) -> None:
+    """The agent built with `manager`: tools the servers list join its registry; failures reach the human and
+    the model."""
     from mini_agent.mcp.health import reporter
 
-    agent.mcp = manager
     manager.bind(agent.registry.replace_extra, reporter(agent))
 
 

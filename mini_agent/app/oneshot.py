@@ -11,7 +11,6 @@ from collections.abc import Callable
 from mini_agent.agent import Agent, TurnResult
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.events import AssistantMessage, Emit, Event, SubAgentEvent, ToolDenied
-from mini_agent.prompt import NON_INTERACTIVE
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
 from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer, denial_record
@@ -29,7 +28,8 @@ def run_once(
     started: float,
     sessions=None,
 ) -> ExitStatus:
-    """`sessions` (a SessionLifecycle) writes the run to a session file, new or continued."""
+    """`build` makes the agent (app/build.py), attached to `sessions` (a SessionLifecycle), which writes the run
+    to a session file, new or continued."""
     out, err = sys.stdout, sys.stderr
     stream = StreamJsonRenderer(out, settings.trace) if output_format == "stream-json" else None
     render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
@@ -47,12 +47,9 @@ def run_once(
         render(event)
 
     confirm = ask_on_terminal(err) if can_ask else refuse_without_human
-    agent = build(emit, confirm)
-    agent.run_hints["non_interactive"] = NON_INTERACTIVE
-    if sessions is not None:
-        sessions.attach(agent)
-        if sessions.notice:
-            print(visible(f"mini-agent: {sessions.notice}"), file=err)
+    agent = build(emit, confirm)  # with its session, continued or new (app/build.py)
+    if sessions is not None and sessions.notice:
+        print(visible(f"mini-agent: {sessions.notice}"), file=err)
     if stream:
         stream.write(
             {

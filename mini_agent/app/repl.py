@@ -42,9 +42,7 @@ class Repl:
                 with self.renderer.paused():  # no spinner over a question
                     return ask(request)
 
-            agent = build(emit, confirm)
-            self.sessions.attach(agent)
-            return agent
+            return build(emit, confirm)  # with its session and undo (app/build.py)
 
         self.sessions.open()  # a resumed session's notice goes with the first prompt, before the agent exists
         self._build = AgentBuild(build_agent, self.renderer)
@@ -180,7 +178,7 @@ class Repl:
     def _set_mode(self, mode: str) -> None:
         agent = self._build.wait()  # Shift+Tab inside the prompt: waits for a build under way, shows nothing
         if agent is not None:
-            agent.mode = mode
+            agent.set_mode(mode)
 
     # ---- slash commands -------------------------------------------------------------------------------------
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 from mini_agent.app.slash import SlashCommands
@@ -74,7 +73,8 @@ def memory(repl, argument: str) -> None:
 def _cost(repl, argument: str) -> None:
     from mini_agent.ui.context_view import cost_lines
 
-    for line in cost_lines(repl.agent.settings.model, repl.agent.session.usage):
+    session = repl.agent.session
+    for line in cost_lines(session.usage, session.usage_by_model or {repl.agent.settings.model: session.usage}):
         repl.console.print(escape(line), highlight=False)
 
 
@@ -88,8 +88,7 @@ def _model(repl, argument: str) -> None:
                 f"[yellow]{escape(argument)} is not among the models {escape(repl.settings.base_url)} lists; "
                 "using it anyway (see /model for the list).[/]"
             )
-        repl.agent.settings = replace(repl.agent.settings, model=argument)
-        repl.renderer.model = argument
+        repl.agent.switch_model(argument)
     repl.console.print(f"model {escape(repl.agent.settings.model)}")
     if listed and not argument:
         more = f", … ({len(listed)} in all)" if len(listed) > MODELS_SHOWN else ""
@@ -102,7 +101,7 @@ def _mode(repl, argument: str) -> None:
         if argument not in PERMISSION_MODES:
             repl.console.print(f"[yellow]Unknown mode {escape(argument)}; use {', '.join(PERMISSION_MODES)}.[/]")
             return
-        repl.agent.mode = argument
+        repl.agent.set_mode(argument)
     repl.console.print(f"mode {repl.agent.mode}")
 
 

@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mini_agent.commands.files import CommandFile
-from mini_agent.safety.rules import Rules
 
 if TYPE_CHECKING:
     from mini_agent.agent import Agent
@@ -22,16 +21,14 @@ if TYPE_CHECKING:
 @contextmanager
 def command_turn(agent: Agent, command: CommandFile) -> Iterator[None]:
     before = agent.settings.model
-    added = tuple(rule for rule in command.rules.rules if rule not in agent.gate.rules.rules)
     if command.model:
-        agent.settings = replace(agent.settings, model=command.model)
-    agent.gate.rules = agent.gate.rules.with_rules(*added)
+        agent.switch_model(command.model)
     try:
-        yield
+        with agent.gate.also_allowing(command.rules):
+            yield
     finally:
-        agent.gate.rules = Rules(tuple(rule for rule in agent.gate.rules.rules if rule not in added))
         if command.model and agent.settings.model == command.model:
-            agent.settings = replace(agent.settings, model=before)
+            agent.switch_model(before)
 
 
 def one_shot_settings(settings, command: CommandFile):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -104,6 +105,18 @@ class ContextKeeper:
         self.engine.gatherer.forget()
         self.size.reset()
         self.trace = None
+
+    def resume(self, ledger: Ledger, anchor: tuple[Usage, int] | None) -> None:
+        """A stored conversation continued: the blocks its log shows were sent, and the size its last reply
+        measured (None when a compaction came after it)."""
+        self.engine.ledger = ledger
+        if anchor is not None:
+            self.size.observe(*anchor)
+
+    def use_model(self, model: str) -> None:
+        """The session switched models: summaries are written by the new one, unless compact_model names one."""
+        self.settings = replace(self.settings, model=model)
+        self.compactor.model = self.settings.compact_model or model
 
     def overflowed(self, session: Session, emit: Emit) -> bool:
         """The API said the prompt is too long: compact hard. Whether the conversation got any smaller."""

@@ -3,6 +3,7 @@ what their outcomes add up to (the first block wins; every context is kept, in o
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,12 +55,19 @@ class Hooks:
     def __bool__(self) -> bool:
         return any(self._hooks.values())
 
+    def serving(self, emit: Emit, mask: Callable[[str], str], mode: Callable[[], str]) -> Hooks:
+        """These hooks bound to the agent they serve: they report through its events (masked, nested for a
+        sub-agent), mask its secrets out of what they print, and tell its permission mode."""
+        bound = copy.copy(self)
+        bound.emit, bound.mask, bound.mode = emit, mask, mode
+        return bound
+
     def for_tools(self) -> Hooks:
         """A sub-agent's hooks: the tool events only (its prompt is the parent's brief, its stop the task's end)."""
-        child = Hooks([hook for event in TOOL_EVENTS for hook in self._hooks[event]], self.cwd)
-        child.mode, child.transcript, child.mask = self.mode, self.transcript, self.mask
-        child.environment = self.environment
-        return child
+        narrowed = Hooks([hook for event in TOOL_EVENTS for hook in self._hooks[event]], self.cwd)
+        narrowed.mode, narrowed.transcript, narrowed.mask = self.mode, self.transcript, self.mask
+        narrowed.environment = self.environment
+        return narrowed
 
     def before_tool(self, tool_use_id: str, tool: Tool, tool_input: dict) -> ToolVerdict:
         details = partial(self._tool_details, tool_use_id, tool, tool_input)

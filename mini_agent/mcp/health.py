@@ -21,8 +21,7 @@ def reporter(agent: Any):
             return
         if error is None:
             if key in agent.run_hints:
-                # Copied, not changed in place: the agent may be reading the hints on another thread.
-                agent.run_hints = {name: text for name, text in agent.run_hints.items() if name != key}
+                agent.set_run_hint(key, None)
                 agent.emit(HintChanged(key, None))
                 agent.emit(Notice(f"MCP server {server} is running again."))
             return
@@ -30,7 +29,7 @@ def reporter(agent: Any):
             f"The MCP server {server} failed: {error[:300]} Its tools (mcp__{server}__*) may fail; calling one "
             "starts the server again. Prefer other tools unless the task needs this server, and say so."
         )
-        agent.run_hints = {**agent.run_hints, key: system_hint("tool_degraded", text, tool=f"mcp__{server}__*")}
+        agent.set_run_hint(key, system_hint("tool_degraded", text, tool=f"mcp__{server}__*"))
         agent.emit(HintChanged(key, agent.run_hints[key]))
         agent.emit(Notice(f"MCP server {server} failed: {error}"))
 

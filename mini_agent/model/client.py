@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ProviderError
@@ -36,6 +37,16 @@ class Provider(Protocol):
 
     def list_models(self) -> list[str]: ...
 
+    def use_model(self, model: str) -> None: ...
+
+
+class _Lookup:
+    """One question to the endpoint about one model: done once answered (or not)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.found: Discovery | None = None
+
 
 class AnthropicProvider:
     """Messages API over the official SDK: streaming, one retry policy, clear one-line failures."""
@@ -48,9 +59,9 @@ class AnthropicProvider:
         self._client_lock = threading.Lock()
         self._http_client: Any = None
         self._http_lock = threading.Lock()
-        self._discovery: Discovery | None = None
-        self._warming: threading.Thread | None = None
-        self._discovered = threading.Event()
+        self._lookups: dict[str, _Lookup] = {}
+        """What the endpoint said, per model asked about (its window is the model's): asked once per model."""
+        self._warming = False
         self.on_sent: Callable[[], None] | None = None
         """Called on the requesting thread once per model request, as it goes out (the SDK has built it): the
         model's latency follows, idle time in which the caller may load what the reply will need (preload.py)."""
@@ -68,11 +79,8 @@ class AnthropicProvider:
         importing side by side took ~0.15 s more CPU than the same imports one after the other.
         """
         with self._client_lock:
-            first = self._warming is None
-            if first:
-                self._warming = threading.Thread(target=self._discover, name="provider-discovery", daemon=True)
-        if first:
-            self._warming.start()
+            first, self._warming = not self._warming, True
+            self._look_up()
         if here:
             self._import_sdk()
         elif first:
@@ -129,13 +137,32 @@ class AnthropicProvider:
                 )
             return self._http_client
 
-    def _discover(self) -> None:
+    def _look_up(self) -> None:
+        """Ask the endpoint about the model in use, on a thread of its own, unless it was asked already. Under
+        the client lock."""
+        model = self.settings.model
+        if model not in self._lookups:
+            lookup = self._lookups[model] = _Lookup()
+            asking = threading.Thread(
+                target=self._discover, args=(model, lookup), name="provider-discovery", daemon=True
+            )
+            asking.start()
+
+    def _discover(self, model: str, lookup: _Lookup) -> None:
         try:
-            self._discovery = discover(self.family, self.settings.model or None, self._fetch)
+            lookup.found = discover(self.family, model or None, self._fetch)
         except Exception:  # no answer is an answer: settings and defaults decide
             pass
         finally:
-            self._discovered.set()
+            lookup.done.set()
+
+    def use_model(self, model: str) -> None:
+        """Requests name `model` from now on, and what the endpoint says is what it says of that model: once
+        warmed up, its window is asked for now (the first request waits for the answer, as at start-up)."""
+        with self._client_lock:
+            self.settings = replace(self.settings, model=model)
+            if self._warming:
+                self._look_up()
 
     def _fetch(self, method: str, path: str, body: dict | None) -> Any:
         """JSON from a path under the base URL (`.../anthropic/v1/models`, as the SDK joins them), with the
@@ -160,9 +187,10 @@ class AnthropicProvider:
 
     def discovery(self, wait: float = 0.0) -> Discovery:
         """What the endpoint said about itself; `wait` seconds for the lookup if warm_up started it."""
-        if self._warming is not None and wait:
-            self._discovered.wait(wait)
-        return self._discovery or Discovery()
+        lookup = self._lookups.get(self.settings.model)
+        if lookup is not None and wait:
+            lookup.done.wait(wait)
+        return (lookup.found if lookup is not None else None) or Discovery()
 
     def context_window(self, wait: float = 0.0) -> int | None:
         """The endpoint's context window if it said, else None."""
@@ -177,6 +205,8 @@ class AnthropicProvider:
                 f"No model configured, and {self.settings.base_url} lists none at /v1/models. "
                 "Name one with --model or ANTHROPIC_MODEL."
             )
+        with self._client_lock:  # the lookup without a model told the window of the first: the one served
+            self._lookups.setdefault(models[0], self._lookups[self.settings.model])
         return models[0]
 
     # ---- requests ------------------------------------------------------------------------------------

@@ -45,11 +45,8 @@ def resume_into(agent: Agent, loaded: LoadedSession, writer: SessionWriter | Non
         session.attach(writer.write)
     anchor = size_anchor(loaded.entries)
     settle_unanswered_calls(session)
-    agent.session = session
-    agent.keeper.engine.ledger = replay_ledger(loaded.entries)
-    agent.remember_calls(recent_calls(loaded.entries, agent.registry, RECENT_CALLS))
-    if anchor is not None:
-        agent.keeper.size.observe(*anchor)
+    calls = recent_calls(loaded.entries, agent.registry, RECENT_CALLS)
+    agent.continue_conversation(session, replay_ledger(loaded.entries), calls, anchor)
     return session
 
 

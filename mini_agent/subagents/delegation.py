@@ -65,7 +65,7 @@ class SubAgentRun:
 
 
 class Delegation:
-    """The main agent's sub-agents: `run` is the task tool's body. `attach` the main agent once it is built."""
+    """The main agent's sub-agents: `run` is the task tool's body. The main agent attaches itself when built."""
 
     def __init__(self, definitions: dict[str, AgentDefinition]) -> None:
         self.definitions = definitions
@@ -136,14 +136,19 @@ class Delegation:
         static = f"{parent.static_prompt}\n\n{ROLE}"
         if definition is not None and definition.prompt:
             static += f"\n\n# Your role: {definition.name}\n\n{definition.prompt}"
-        child = Agent(parent.provider, ToolRegistry(tools), settings, Session(), ctx, static, emit, self._confirm)
-        # Never wider than the parent: the mode and rules as they are now, "always" answers included.
-        child.gate.mode, child.gate.rules, child.gate.started = parent.gate.mode, parent.gate.rules, parent.gate.started
-        child.before_change = parent.before_change  # its changes are undone with the parent's turn
-        if parent.hooks:  # its calls pass the same PreToolUse and PostToolUse hooks as the parent's
-            child.hooks = parent.hooks.for_tools()
-            child.hooks.emit = child.emit
-        return child
+        return Agent(
+            parent.provider,
+            ToolRegistry(tools),
+            settings,
+            Session(),
+            ctx,
+            static,
+            emit,
+            self._confirm,
+            hooks=parent.hooks.for_tools(),  # its calls pass the same PreToolUse and PostToolUse hooks
+            before_change=parent.before_change,  # its changes are undone with the parent's turn
+            permissions=parent.gate,  # never wider than the parent: its mode and rules as they are now
+        )
 
     def _confirm(self, request: ApprovalRequest) -> Decision:
         assert self.parent is not None
@@ -167,7 +172,7 @@ class Delegation:
             "log": child.session.log,
         }
         with self._lock:
-            parent.delegated = parent.delegated + run.usage
+            parent.add_delegated(run.usage)
             parent.session.record_subagent(entry, run.usage)
             for path in run.changed:
                 parent.keeper.engine.tool_ran("write", parent.ctx.resolve(path))

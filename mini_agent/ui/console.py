@@ -18,6 +18,7 @@ from mini_agent.events import (
     Event,
     HintChanged,
     HookRan,
+    ModelSwitched,
     Notice,
     ReplyDiscarded,
     SubAgentEvent,
@@ -139,6 +140,9 @@ class ReplRenderer:
             self._animate()
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ModelSwitched):
+            self.model = event.model  # the status line prices the turns that follow by it
+            return None
         if isinstance(event, SubAgentEvent):
             from rich.text import Text
 

@@ -68,7 +68,8 @@ def memory_line(user_dir) -> str:
     return f"  user memory: {len(saved)} line(s) in {memory_path(user_dir)}, the last: {last}"
 
 
-def cost_lines(model: str, usage) -> list[str]:
+def cost_lines(usage, by_model: dict) -> list[str]:
+    """Tokens of `usage`, and money: each model's tokens at its prices (a session may have switched models)."""
     from mini_agent.model.pricing import cost
 
     lines = [
@@ -78,6 +79,16 @@ def cost_lines(model: str, usage) -> list[str]:
     total_input = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     if total_input:
         lines.append(f"cache hit share {usage.cache_read_input_tokens / total_input:.0%}")
-    money = cost(model, usage)
-    lines.append(f"cost ${money:.4f} ({model})" if money is not None else f"cost unknown: no prices for {model}")
+    spent = {model: cost(model, part) for model, part in by_model.items() if part.context_tokens}
+    if not spent:  # nothing spent yet: the model's prices, at zero
+        spent = {model: cost(model, part) for model, part in list(by_model.items())[-1:]}
+    unknown = [model or "an unnamed model" for model, money in spent.items() if money is None]
+    if unknown:
+        lines.append(f"cost unknown: no prices for {', '.join(unknown)}")
+    elif len(spent) > 1:
+        parts = ", ".join(f"{model} ${money:.4f}" for model, money in spent.items())
+        lines.append(f"cost ${sum(spent.values()):.4f} ({parts})")
+    elif spent:
+        ((model, money),) = spent.items()
+        lines.append(f"cost ${money:.4f} ({model})")
     return lines

@@ -18,7 +18,7 @@ from support import llama_server
 from support.conversation import is_summary_request
 
 from mini_agent.agent import Agent
-from mini_agent.app.launch import context_keeper
+from mini_agent.app.build import context_keeper
 from mini_agent.context.tokens import TOKENIZER
 from mini_agent.conversation import Session
 from mini_agent.events import Compacted, ReplyDiscarded, TextDelta

@@ -386,7 +386,7 @@ def project(tmp_path, monkeypatch):
 
 
 def build_agent(api, settings_for, project: Path) -> Agent:
-    from mini_agent.app.launch import context_keeper
+    from mini_agent.app.build import context_keeper
 
     settings = settings_for(api, permission_mode="auto", cwd=project)
     return scripted_agent(settings, keeper=context_keeper)

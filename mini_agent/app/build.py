@@ -1,0 +1,106 @@
+"""The one builder of the main agent: everything it runs with is passed in when it is made, nothing is assigned
+to it afterwards.
+
+`launch` prepares what needs the terminal or starts early (the provider, the trust questions for a project's
+MCP servers and hooks, the session file to continue); `AgentBuilder` then makes the agent from those parts,
+complete: its tools with the `task` tool and the sub-agents behind it, the context keeper, the hooks, the MCP
+servers, the undo snapshot and its session. One-shot runs build at once; the REPL builds behind its first
+prompt (agent_build.py). Sub-agents are agents made by the same constructor (subagents/delegation.py), and what
+changes during a session (the mode, the model, the conversation) changes through one method of the agent each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mini_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from mini_agent.agent import Agent
+    from mini_agent.app.lifecycle import SessionLifecycle
+    from mini_agent.context.keeper import ContextKeeper
+    from mini_agent.events import Emit
+    from mini_agent.gate import Confirm
+    from mini_agent.hooks import Hooks
+    from mini_agent.mcp.manager import McpManager
+    from mini_agent.model import Provider
+
+
+@dataclass
+class AgentBuilder:
+    """The parts `launch` prepared; calling it with the front end's `emit` and `confirm` makes the agent."""
+
+    settings: Settings
+    provider: Provider
+    sessions: SessionLifecycle | None = None
+    """The session file and undo: the agent is given its conversation and takes undo snapshots through it."""
+    servers: McpManager | None = None
+    hooks: Hooks | None = None
+    one_shot: bool = False
+    """Nobody to ask (a hint tells the model so), and the first request lists the tools of the MCP servers
+    ready by then (mcp_timeout); the REPL's first request comes when the human has typed it."""
+
+    def __call__(self, emit: Emit, confirm: Confirm) -> Agent:
+        # Imported here: the REPL builds its agent behind the first prompt, which must not wait for these.
+        from mini_agent.agent import Agent
+        from mini_agent.conversation import Session
+        from mini_agent.events import Notice
+        from mini_agent.hooks import NO_HOOKS
+        from mini_agent.prompt import NON_INTERACTIVE, static_prompt
+        from mini_agent.subagents.delegation import with_subagents
+        from mini_agent.tools import default_tools
+        from mini_agent.tools.base import ToolContext
+
+        settings, sessions = self.settings, self.sessions
+        registry, delegation, problems = with_subagents(default_tools(), settings)
+        hooks = self.hooks
+        if hooks is not None and sessions is not None:
+            from mini_agent.app import hooks_setup
+
+            hooks_setup.describe_session(hooks, sessions)
+        agent = Agent(
+            self.provider,
+            registry,
+            settings,
+            Session(),
+            ToolContext(cwd=settings.cwd),
+            static_prompt(),
+            emit,
+            confirm,
+            keeper=context_keeper,
+            hooks=hooks or NO_HOOKS,
+            mcp=self.servers,
+            before_change=sessions.before_change if sessions is not None else None,
+            delegation=delegation,
+            run_hints={"non_interactive": NON_INTERACTIVE} if self.one_shot else None,
+        )
+        if self.servers is not None:
+            from mini_agent.app import mcp_setup
+
+            mcp_setup.join(agent, self.servers)
+            if self.one_shot:
+                mcp_setup.wait_for_servers(agent, self.servers, settings.mcp_timeout)
+        for problem in problems:
+            emit(Notice(f"Agent definition not used: {problem}"))
+        if sessions is not None:
+            sessions.attach(agent)
+        return agent
+
+
+def context_keeper(agent) -> ContextKeeper:
+    """The full context machinery: every source and enricher, compaction with the configured model."""
+    from mini_agent.context.compaction import Compactor
+    from mini_agent.context.enrich import default_enrichers
+    from mini_agent.context.gather import Gatherer
+    from mini_agent.context.injection import ContextEngine
+    from mini_agent.context.keeper import ContextKeeper
+    from mini_agent.context.sources import default_sources
+
+    settings = agent.settings
+    gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
+    model = settings.compact_model or settings.model
+    compactor = Compactor(agent.provider, model, settings.compact_focus, before=agent.hooks.before_compaction)
+    return ContextKeeper(
+        ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.input_window, agent.overhead
+    )
