@@ -27,6 +27,7 @@ def sandbox_rows(runs: int) -> list[Row]:
             for index in range(50):
                 (root / f"file{index}.txt").write_text("x\n")
             _repository(root)
+            _settle()
             for argv in COMMANDS:
                 rows += _rows_for(argv, root, runs)
     finally:
@@ -35,6 +36,15 @@ def sandbox_rows(runs: int) -> list[Row]:
         else:
             os.environ[probe.ENV_VARIABLE] = saved
     return rows
+
+
+def _settle() -> None:
+    """Let the project become one that existed before the session: the sandbox remembers what lies in directories
+    only once they have not changed for a few seconds (safety/sandbox/listings.py), and a project made a moment
+    ago would have its first rows measured without that, its later ones with it."""
+    from mini_agent.safety.sandbox.listings import SETTLED_NS
+
+    time.sleep(SETTLED_NS / 1e9 + 0.5)
 
 
 def _repository(root: Path) -> None:
