@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import time
 from collections.abc import Callable
 
+from mini_agent.app.environment import Environment
 from mini_agent.agent import Agent, TurnResult
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.events import AssistantMessage, Emit, Event, SubAgentEvent, ToolDenied
@@ -28,9 +27,11 @@ def run_once(
     can_ask: bool,
     started: float,
     sessions=None,
+    environment: Environment | None = None,
 ) -> ExitStatus:
     """`sessions` (a SessionLifecycle) writes the run to a session file, new or continued."""
-    out, err = sys.stdout, sys.stderr
+    environment = environment or Environment.of_process()
+    out, err = environment.stdout, environment.stderr
     stream = StreamJsonRenderer(out, settings.trace) if output_format == "stream-json" else None
     render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
     steps = 0
@@ -82,7 +83,7 @@ def run_once(
         if warning:
             print(visible(f"mini-agent: {warning}"), file=err)
         sessions.close()
-    record = result_record(agent, result, error or told, status, steps, time.monotonic() - started, denials)
+    record = result_record(agent, result, error or told, status, steps, environment.clock() - started, denials)
     if sessions is not None and sessions.writer_id:
         record["session_id"] = sessions.writer_id
     try:
@@ -100,7 +101,7 @@ def run_once(
         out.flush()
         err.flush()
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
     return status
 
 

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from support import MCP_SERVER
+from support import MCP_SERVER, PATIENCE
 from support.fake_api import answer, tool_use
 from support.repl import finish, spawn
 
@@ -136,6 +136,8 @@ def test_a_file_an_mcp_tool_wrote_is_undone(run_cli, api, tmp_path):
     home = tmp_path / "mini-agent-home"
     home.mkdir()
     (home / "config.toml").write_text(
+        # mcp_timeout: the first call must find the server ready, however long a loaded machine takes to start it
+        f"mcp_timeout = {PATIENCE}\n"
         f"[mcp_servers.test]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(MCP_SERVER))}]\n"
     )
     (tmp_path / "report.md").write_text("# old report\n")
