@@ -63,22 +63,22 @@ def launch(
     if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest
         from mini_agent.app import mcp_setup
 
-        servers = mcp_setup.prepare(settings, can_ask)
+        servers = mcp_setup.prepare(settings, can_ask, environment.stderr)
         if not interactive:
             servers.start()
     hooks = None
     if settings.hooks:
         from mini_agent.app import hooks_setup
 
-        hooks = hooks_setup.prepare(settings, can_ask)
+        hooks = hooks_setup.prepare(settings, can_ask, environment.stderr)
     if any(rule.origin.kind == "project" and rule.effect == "allow" for rule in settings.rules.rules):
         from mini_agent.app import rules_setup
 
-        settings = rules_setup.prepare(settings, can_ask)
+        settings = rules_setup.prepare(settings, can_ask, environment.stderr)
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.app.custom_commands import one_shot_prompt
 
-        prompt, settings = one_shot_prompt(prompt, settings, can_ask=can_ask)
+        prompt, settings = one_shot_prompt(prompt, settings, environment.stderr, can_ask=can_ask)
     provider.settings = settings
     if not interactive:
         if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step

@@ -1,10 +1,10 @@
-"""The installed `mini-agent` command, run as a subprocess against the loopback model."""
+"""The command (cli/main.py) run in process against the loopback model: flags, output formats, exit codes,
+refusals, piped input, failures. tests/e2e/test_cli.py runs the installed command for what only a process shows."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import pytest
 from support import TEST_KEY

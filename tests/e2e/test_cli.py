@@ -1,4 +1,5 @@
-"""The installed `mini-agent` command, run as a subprocess against the loopback model."""
+"""The installed `mini-agent` command as a subprocess: --version and --help (answered before cli/), python -m, one
+run per output format, a real pipe and a silent socket on stdin, the interpreter's stream encoding, Ctrl-C."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+
 from support import BIN, PATIENCE, TEST_KEY, ctrl_c_while_running, start_cli
 from support.fake_api import answer, tool_use
 

@@ -6,6 +6,7 @@ classifier, is what it meets; the next run is in default mode, without a termina
 """
 
 from __future__ import annotations
+
 import os
 import subprocess
 import sys

@@ -1,7 +1,7 @@
-"""Sub-agents end to end with the installed command against the loopback model: what the sub-agent is sent,
-what it may run, what comes back, and what is kept."""
+"""Sub-agents with the installed command: a real Ctrl-C reaches a sub-agent's command."""
 
 from __future__ import annotations
+
 from support.fake_api import answer, tool_use
 
 

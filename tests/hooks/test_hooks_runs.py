@@ -1,4 +1,4 @@
-"""Hooks end to end: the installed command, real shell commands as hooks, the loopback model; what each event's
+"""Hooks in runs of the command (in process): real shell commands as hooks, the loopback model; what each event's
 hook gets on stdin and what its exit status and output do."""
 
 from __future__ import annotations
@@ -9,15 +9,9 @@ from pathlib import Path
 
 from support import TEST_KEY
 from support.fake_api import answer, tool_use
-from support.hooks import hook
+from support.hooks import hook, user_config
 
 from mini_agent.errors import ConfigError
-
-
-def user_config(tmp_path: Path, text: str) -> None:
-    home = tmp_path / "mini-agent-home"
-    home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(text)
 
 
 def results(request: dict) -> list[dict]:

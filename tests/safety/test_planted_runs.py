@@ -1,5 +1,5 @@
 """Nothing planted now runs later: a project's config or command a command wrote, and mini-agent's own installation
-inside the project, end to end with the installed command against the loopback model.
+inside the project, in runs of the command (in process) against the loopback model.
 
 Each attack is a repository script the agent runs in auto mode (as the red team's did), so the sandbox, not the
 classifier, is what it meets; the next run is in default mode, without a terminal, as CI runs it.

@@ -1,4 +1,4 @@
-"""Sub-agents end to end with the installed command against the loopback model: what the sub-agent is sent,
+"""Sub-agents in runs of the command (in process) against the loopback model: what the sub-agent is sent,
 what it may run, what comes back, and what is kept."""
 
 from __future__ import annotations
