@@ -271,14 +271,18 @@ def run(argv: list[str], environment: Environment) -> int:
             traceback.print_exc(file=environment.stderr)
             status = 1
         finally:
-            _stop_servers()
+            _end_as_a_process_would()
         for stream in (environment.stdout, environment.stderr):
             stream.flush()
     return int(status)
 
 
-def _stop_servers() -> None:
-    """What the process's atexit would do for a run in this process: stop the MCP servers it started."""
+def _end_as_a_process_would() -> None:
+    """What the end of the process would do after a run in this one: stop the MCP servers it started (their
+    atexit) and kill what its commands left running (the watchdog's helper sees its pipe close)."""
     connection = sys.modules.get("mini_agent.mcp.connection")
     if connection is not None:
         connection.stop_all()
+    watchdog = sys.modules.get("mini_agent.processes.watchdog")
+    if watchdog is not None:
+        watchdog.release()
