@@ -92,9 +92,10 @@ def settings_for(tmp_path):
 
 @pytest.fixture
 def run_cli(tmp_path):
-    """Run `mini-agent ARGS` against a loopback model: in this process by default (mini_agent.cli.main.run, with
-    the test's own streams, environment variables and working directory), or, with `in_process=False`, the
-    installed command as a subprocess (for what only a real process shows: tests/e2e/)."""
+    """Run `mini-agent ARGS` against a loopback model: in this process by default
+    (mini_agent.cli.main.run_in_process, with the test's own streams, environment variables and working
+    directory), or, with `in_process=False`, the installed command as a subprocess (for what only a real process
+    shows: tests/e2e/)."""
 
     def run(
         args: list[str],

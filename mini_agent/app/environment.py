@@ -3,7 +3,7 @@ variables, the working directory and a clock.
 
 The front ends (cli/main.py, app/launch.py, app/oneshot.py) read these from an `Environment` instead of from
 `sys.stdin`, `os.environ` and `os.getcwd()`, so a test runs the command in its own process with its own streams
-(`mini_agent.cli.main.run`). `of_process()` is the real one, read once where the command starts.
+(`mini_agent.cli.main.run_in_process`). `of_process()` is the real one, read where the command starts.
 """
 
 from __future__ import annotations

@@ -132,7 +132,12 @@ def run(
     if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
         fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
     context.obj = {
-        "allow": allow, "deny": deny, "mode": mode, "provider": provider, "model": model, "environment": environment
+        "allow": allow,
+        "deny": deny,
+        "mode": mode,
+        "provider": provider,
+        "model": model,
+        "environment": environment,
     }
     if context.invoked_subcommand is not None:
         return
@@ -252,7 +257,7 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     app(args=_optional_value(argv, "--resume", PICK), prog_name="mini-agent", obj=environment)
 
 
-def run(argv: list[str], environment: Environment) -> int:
+def run_in_process(argv: list[str], environment: Environment) -> int:
     """The command inside this process, in `environment`: returns the exit status instead of ending the process.
     For tests; the installed command is `main` under process_end.run_and_exit (entry.py)."""
     from mini_agent.process_end import exit_status

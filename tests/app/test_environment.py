@@ -1,5 +1,6 @@
-"""The front ends read one Environment (app/environment.py), and `mini_agent.cli.main.run` runs the command in the
-caller's process: its exit status returned, its output on the environment's streams, the process left as it was."""
+"""The front ends read one Environment (app/environment.py), and `mini_agent.cli.main.run_in_process` runs the
+command in the caller's process: its exit status returned, its output on the environment's streams, the process
+left as it was."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from support.fake_api import answer, tool_use
 from support.in_process import environment
 
 from mini_agent.app.environment import Environment
-from mini_agent.cli.main import run
+from mini_agent.cli.main import run_in_process as run
 
 
 def variables(api, home: Path, **more: str) -> dict[str, str]:

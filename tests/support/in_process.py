@@ -1,5 +1,5 @@
-"""The command run inside the test's process (mini_agent.cli.main.run), with a result shaped like the one
-`subprocess.run(..., capture_output=True)` gives: the same assertions read either."""
+"""The command run inside the test's process (mini_agent.cli.main.run_in_process), with a result shaped like the
+one `subprocess.run(..., capture_output=True)` gives: the same assertions read either."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def environment(stdin: bytes, variables: dict[str, str], cwd: Path):
 def run_in_process(
     args: list[str], stdin: bytes | None, variables: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess:
-    from mini_agent.cli.main import run
+    from mini_agent.cli.main import run_in_process as run
 
     world = environment(stdin or b"", variables, cwd)
     status = run(list(args), world)
