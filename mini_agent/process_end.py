@@ -25,7 +25,7 @@ def run_and_exit(main: Callable[[], object]) -> NoReturn:
     try:
         main()
     except SystemExit as exc:
-        status = _exit_status(exc.code)
+        status = exit_status(exc.code)
     except KeyboardInterrupt:
         sys.excepthook(*sys.exc_info())
         interrupted = True
@@ -39,7 +39,7 @@ def run_and_exit(main: Callable[[], object]) -> NoReturn:
     os._exit(status)
 
 
-def _exit_status(code: object) -> int:
+def exit_status(code: object) -> int:
     if code is None:
         return 0
     if isinstance(code, int):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from support import BIN, TEST_KEY  # noqa: E402
 from support.fake_api import FakeAnthropicAPI  # noqa: E402
+from support.in_process import run_in_process  # noqa: E402
 from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sandbox mechanism in turn
 
 from mini_agent.settings import Settings  # noqa: E402
@@ -90,7 +92,10 @@ def settings_for(tmp_path):
 
 @pytest.fixture
 def run_cli(tmp_path):
-    """Run the installed `mini-agent` as a subprocess against a loopback model."""
+    """Run `mini-agent ARGS` against a loopback model: in this process by default
+    (mini_agent.cli.main.run_in_process, with the test's own streams, environment variables and working
+    directory), or, with `in_process=False`, the installed command as a subprocess (for what only a real process
+    shows: tests/e2e/)."""
 
     def run(
         args: list[str],
@@ -99,6 +104,7 @@ def run_cli(tmp_path):
         env: dict | None = None,
         cwd: Path | None = None,
         timeout: float = 60,
+        in_process: bool = True,
     ) -> subprocess.CompletedProcess:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
         environment.update(
@@ -122,6 +128,8 @@ def run_cli(tmp_path):
         environment.update(env or {})
         require_loopback(environment["ANTHROPIC_BASE_URL"])
         data = input.encode() if isinstance(input, str) else input
+        if in_process:
+            return run_in_process(args, data, environment, cwd or tmp_path)
         return subprocess.run(
             [str(BIN), *args],
             input=data,
@@ -133,6 +141,13 @@ def run_cli(tmp_path):
         )
 
     return run
+
+
+@pytest.fixture
+def run_installed(run_cli):
+    """`run_cli` as a subprocess: the installed command, for what only a real process shows (exit by signal,
+    real pipes and encodings, start-up, the process tree)."""
+    return functools.partial(run_cli, in_process=False)
 
 
 @pytest.hookimpl(hookwrapper=True)

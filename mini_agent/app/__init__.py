@@ -11,6 +11,7 @@
     hooks_setup.py, mcp_setup.py, rules_setup.py   a project's hooks, servers and allow rules at start-up
     show_prompt.py     `--show-prompt`
     undo_command.py    `mini-agent undo`
+    environment.py     the `Environment` the front ends read (streams, terminals, variables, cwd, clock)
 
 May import the extensions (subagents, commands, sessions), the agent and everything below; never cli.
 """

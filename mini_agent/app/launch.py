@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import select
-import sys
 import threading
-import time
 from dataclasses import replace
 
+from mini_agent.app.environment import Environment
 from mini_agent.context.attach import Attachment, read_limited, stdin_attachment
 from mini_agent.errors import ConfigError, ExitStatus
 from mini_agent.settings import Settings
@@ -20,11 +19,18 @@ STDIN_OTHER_WAIT = 1.0
 """Seconds anything else on stdin (a socket, a device a runner left open) gets: it is rarely meant as input."""
 
 
-def launch(settings: Settings, prompt: str | None, output_format: str, resume: str | None = None) -> ExitStatus:
+def launch(
+    settings: Settings,
+    prompt: str | None,
+    output_format: str,
+    resume: str | None = None,
+    environment: Environment | None = None,
+) -> ExitStatus:
     """`resume`: None for a new session, "" to continue this directory's latest, else a session id."""
-    started = time.monotonic()
-    stdin = sys.stdin if sys.stdin is not None and not sys.stdin.closed else None
-    interactive = prompt is None and stdin is not None and stdin.isatty()
+    environment = environment or Environment.of_process()
+    started = environment.clock()
+    stdin = environment.stdin
+    interactive = prompt is None and stdin is not None and environment.stdin_isatty
     settings.require_credentials()
     from mini_agent.model import AnthropicProvider
     from mini_agent.step_preload import PRELOAD
@@ -37,10 +43,11 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     if prompt is None and not interactive and stdin is None:
         raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
     piped, more = "", False
-    if stdin is not None and not stdin.isatty() and (prompt is None or _has_input(stdin)):
+    if stdin is not None and not environment.stdin_isatty and (prompt is None or _has_input(stdin, environment)):
         piped, more = read_limited(stdin.buffer, settings.stdin_limit)
         if more:
-            print(f"mini-agent: piped input cut to its first {settings.stdin_limit} characters.", file=sys.stderr)
+            notice = f"mini-agent: piped input cut to its first {settings.stdin_limit} characters."
+            print(notice, file=environment.stderr)
     attachment: Attachment | None = None
     if prompt is None and not interactive:
         prompt = piped  # without -p, the piped text is the task itself
@@ -48,27 +55,27 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
-    can_ask = stdin is not None and stdin.isatty() and sys.stderr.isatty()
+    can_ask = stdin is not None and environment.stdin_isatty and environment.stderr_isatty
     servers = None
     if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest
         from mini_agent.app import mcp_setup
 
-        servers = mcp_setup.prepare(settings, can_ask)
+        servers = mcp_setup.prepare(settings, can_ask, environment.stderr)
         if not interactive:
             servers.start()
     hooks = None
     if settings.hooks:
         from mini_agent.app import hooks_setup
 
-        hooks = hooks_setup.prepare(settings, can_ask)
+        hooks = hooks_setup.prepare(settings, can_ask, environment.stderr)
     if any(rule.origin.kind == "project" and rule.effect == "allow" for rule in settings.rules.rules):
         from mini_agent.app import rules_setup
 
-        settings = rules_setup.prepare(settings, can_ask)
+        settings = rules_setup.prepare(settings, can_ask, environment.stderr)
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.app.custom_commands import one_shot_prompt
 
-        prompt, settings = one_shot_prompt(prompt, settings, can_ask=can_ask)
+        prompt, settings = one_shot_prompt(prompt, settings, environment.stderr, can_ask=can_ask)
     provider.settings = settings
     if not interactive:
         if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
@@ -97,7 +104,7 @@ def launch(settings: Settings, prompt: str | None, output_format: str, resume: s
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None
-    return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions)
+    return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions, environment)
 
 
 def _probe_sandbox() -> None:
@@ -106,8 +113,12 @@ def _probe_sandbox() -> None:
     mechanism()
 
 
-def _has_input(stdin) -> bool:
+def _has_input(stdin, environment: Environment) -> bool:
     """Whether piped stdin has data or EOF soon; an inherited, silent, never-closed stdin must not hang us."""
+    try:
+        stdin.fileno()
+    except (OSError, ValueError):
+        return True  # not a file at all (a test's in-memory stream): all there is, there already
     try:
         import stat
 
@@ -117,5 +128,5 @@ def _has_input(stdin) -> bool:
     except (OSError, ValueError):
         return os.path.isfile(f"/proc/self/fd/{stdin.fileno()}")
     if not ready:
-        print(f"mini-agent: stdin is open but sent nothing in {wait:g} s; ignoring it.", file=sys.stderr)
+        print(f"mini-agent: stdin is open but sent nothing in {wait:g} s; ignoring it.", file=environment.stderr)
     return bool(ready)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import time
 from collections.abc import Callable
 
 from mini_agent.agent import Agent, TurnResult
+from mini_agent.app.environment import Environment
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.events import AssistantMessage, Emit, Event, SubAgentEvent, ToolDenied
 from mini_agent.settings import Settings
@@ -27,10 +26,12 @@ def run_once(
     can_ask: bool,
     started: float,
     sessions=None,
+    environment: Environment | None = None,
 ) -> ExitStatus:
     """`build` makes the agent (app/build.py), attached to `sessions` (a SessionLifecycle), which writes the run
     to a session file, new or continued."""
-    out, err = sys.stdout, sys.stderr
+    environment = environment or Environment.of_process()
+    out, err = environment.stdout, environment.stderr
     stream = StreamJsonRenderer(out, settings.trace) if output_format == "stream-json" else None
     render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
     steps = 0
@@ -79,7 +80,7 @@ def run_once(
         if warning:
             print(visible(f"mini-agent: {warning}"), file=err)
         sessions.close()
-    record = result_record(agent, result, error or told, status, steps, time.monotonic() - started, denials)
+    record = result_record(agent, result, error or told, status, steps, environment.clock() - started, denials)
     if sessions is not None and sessions.writer_id:
         record["session_id"] = sessions.writer_id
     try:
@@ -97,7 +98,7 @@ def run_once(
         out.flush()
         err.flush()
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
     return status
 
 

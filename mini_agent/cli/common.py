@@ -32,6 +32,14 @@ def settings_or_exit(allow: list[str], deny: list[str], **overrides):
         raise typer.Exit(int(exc.exit_status)) from None
 
 
+def environment_of(context: typer.Context):
+    """The Environment the command runs in (cli/main.py puts it beside the options), for a subcommand's output."""
+    from mini_agent.app.environment import Environment
+
+    options = context.obj if isinstance(context.obj, dict) else {}
+    return options.get("environment") or Environment.of_process()
+
+
 def fail(message: str) -> None:
     print(visible(f"mini-agent: {message}"), file=sys.stderr)
     raise typer.Exit(ExitStatus.USAGE)

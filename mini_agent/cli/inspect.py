@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from mini_agent.cli.common import fail, resolved_from, settings_or_exit
+from mini_agent.cli.common import environment_of, fail, resolved_from, settings_or_exit
 from mini_agent.errors import MiniAgentError
 from mini_agent.settings import PERMISSION_MODES
 from mini_agent.ui.terminal_text import visible
@@ -26,7 +24,7 @@ def register(app: typer.Typer) -> None:
         options = context.obj or {}
         allow, deny = options.get("allow", []), options.get("deny", [])
         settings = settings_or_exit(allow, deny, permission_mode=options.get("mode"))
-        print_rules(settings, as_json, sys.stdout)
+        print_rules(settings, as_json, environment_of(context).stdout)
 
     @app.command("check-command", short_help="Show what the agent would do with a shell command, and why.")
     def check_command(
@@ -43,7 +41,7 @@ def register(app: typer.Typer) -> None:
         if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
             fail(f"Unknown permission mode {mode!r}; use one of {', '.join((*PERMISSION_MODES, 'bypass'))}.")
         settings = settings_or_exit(options.get("allow", []), options.get("deny", []), permission_mode=mode)
-        print_command_check(settings, command, as_json, sys.stdout)
+        print_command_check(settings, command, as_json, environment_of(context).stdout)
 
     sandbox_app = typer.Typer(
         help="What the OS sandbox enforces for shell commands here (MINI_AGENT_SANDBOX=auto|bubblewrap|landlock|"
@@ -62,13 +60,12 @@ def register(app: typer.Typer) -> None:
         """Show the sandbox mechanism, what each level allows in the current directory, and its limits."""
         if context.invoked_subcommand is not None:
             return
-        from pathlib import Path
-
         from mini_agent.ui.sandbox_view import print_sandbox
 
         options = context.obj or {}
         settings = settings_or_exit(options.get("allow", []), options.get("deny", []))
-        print_sandbox(settings, Path.cwd(), as_json, sys.stdout)
+        environment = environment_of(context)
+        print_sandbox(settings, environment.cwd, as_json, environment.stdout)
 
     @sandbox_app.command("run", context_settings={"allow_interspersed_args": False})
     def sandbox_run(
@@ -78,15 +75,14 @@ def register(app: typer.Typer) -> None:
         network: bool = typer.Option(False, "--network", help="Allow network access."),
     ) -> None:
         """Run a command confined in the current directory, streaming its output; exits with its status."""
-        from pathlib import Path
-
         from mini_agent.ui.sandbox_view import run_confined
 
         if level not in ("read-only", "workspace-write"):
             fail(f"Unknown sandbox level {level!r}; use read-only or workspace-write.")
         options = context.obj or {}
         settings = settings_or_exit(options.get("allow", []), options.get("deny", []))
-        raise typer.Exit(run_confined(settings, command, level, network, Path.cwd()))  # type: ignore[arg-type]
+        cwd = environment_of(context).cwd
+        raise typer.Exit(run_confined(settings, command, level, network, cwd))  # type: ignore[arg-type]
 
     @app.command("config", short_help="Show the effective settings and where each came from.")
     def config_command(
@@ -106,6 +102,6 @@ def register(app: typer.Typer) -> None:
                 model=options.get("model"),
             )
         except MiniAgentError as exc:
-            print(visible(f"mini-agent: {exc}"), file=sys.stderr)
+            print(visible(f"mini-agent: {exc}"), file=environment_of(context).stderr)
             raise typer.Exit(int(exc.exit_status)) from None
-        print_config(resolved, as_json, sys.stdout)
+        print_config(resolved, as_json, environment_of(context).stdout)

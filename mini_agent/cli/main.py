@@ -8,11 +8,11 @@ anything else so that import overlaps the rest of start-up.
 from __future__ import annotations
 
 import sys
-import time
 
 import typer
 
 from mini_agent import __version__
+from mini_agent.app.environment import Environment
 from mini_agent.cli.common import fail, settings_from
 from mini_agent.cli.inspect import register
 from mini_agent.cli.mcp import register as register_mcp
@@ -101,7 +101,8 @@ def run(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
     ),
 ) -> None:
-    started = time.monotonic()
+    environment = context.obj if isinstance(context.obj, Environment) else Environment.of_process()
+    started = environment.clock()
     if output_format not in OUTPUT_FORMATS:
         fail(f"Unknown output format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}.")
     if yes and permission_mode not in (None, "auto"):
@@ -111,7 +112,14 @@ def run(
     mode = "bypass" if skip_permissions else "auto" if yes else permission_mode
     if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
         fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
-    context.obj = {"allow": allow, "deny": deny, "mode": mode, "provider": provider, "model": model}
+    context.obj = {
+        "allow": allow,
+        "deny": deny,
+        "mode": mode,
+        "provider": provider,
+        "model": model,
+        "environment": environment,
+    }
     if context.invoked_subcommand is not None:
         return
     settings = None
@@ -122,7 +130,8 @@ def run(
         if show_prompt:
             from mini_agent.app.show_prompt import print_prompt
 
-            print_prompt(settings, sys.stdout, one_shot=prompt is not None or not sys.stdin.isatty())
+            one_shot = prompt is not None or not environment.stdin_isatty
+            print_prompt(settings, environment.stdout, one_shot=one_shot)
             raise typer.Exit(ExitStatus.SUCCESS)
         from mini_agent.app.launch import launch
 
@@ -130,16 +139,16 @@ def run(
             fail("--continue and --resume both pick a session; pass one of them.")
         target = "" if continue_ else resume
         if resume == PICK:
-            target = _pick_session(settings)
-        status = launch(settings, prompt, output_format, target)
+            target = _pick_session(settings, environment)
+        status = launch(settings, prompt, output_format, target, environment)
     except KeyboardInterrupt:
-        print("mini-agent: Interrupted.", file=sys.stderr)
+        print("mini-agent: Interrupted.", file=environment.stderr)
         status = ExitStatus.INTERRUPTED
     except MiniAgentError as exc:
         from mini_agent.errors import redact
 
-        message = redact(str(exc), _known_secrets())
-        print(visible(f"mini-agent: {message}"), file=sys.stderr)
+        message = redact(str(exc), _known_secrets(environment.variables))
+        print(visible(f"mini-agent: {message}"), file=environment.stderr)
         status = exc.exit_status
         if output_format != "text":  # a script reading stdout gets its one result object, failure or not
             import json
@@ -147,8 +156,8 @@ def run(
             from mini_agent.app.oneshot import failure_record
 
             chosen = settings.model if settings is not None else model
-            record = failure_record(message, status, chosen, time.monotonic() - started)
-            print(json.dumps(record, ensure_ascii=False))
+            record = failure_record(message, status, chosen, environment.clock() - started)
+            print(json.dumps(record, ensure_ascii=False), file=environment.stdout)
     raise typer.Exit(int(status))
 
 
@@ -173,27 +182,25 @@ def _warn_bypass() -> None:
     )
 
 
-def _known_secrets() -> list[str]:
-    import os
-
-    return [os.environ.get(name, "") for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")]
+def _known_secrets(variables) -> list[str]:
+    return [variables.get(name, "") for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")]
 
 
 PICK = "\0pick"
 """--resume given without an id: choose from a list."""
 
 
-def _pick_session(settings) -> str | None:
+def _pick_session(settings, environment: Environment) -> str | None:
     from mini_agent.app.lifecycle import listing
     from mini_agent.sessions import SessionStore
 
     sessions = SessionStore(settings.data_dir, settings.secrets).list(settings.cwd)
     if not sessions:
-        print("mini-agent: no earlier session in this directory; starting a new one.", file=sys.stderr)
+        print("mini-agent: no earlier session in this directory; starting a new one.", file=environment.stderr)
         return None
     for line in listing(sessions[:20]):
-        print(visible(line), file=sys.stderr)
-    if not sys.stdin or not sys.stdin.isatty():
+        print(visible(line), file=environment.stderr)
+    if environment.stdin is None or not environment.stdin_isatty:
         fail("--resume without an id needs a terminal to choose; pass the id: --resume ID.")
     answer = input("Session number (Enter for 1): ").strip() or "1"
     if not answer.isdigit() or not 0 < int(answer) <= min(20, len(sessions)):
@@ -211,8 +218,47 @@ def _optional_value(argv: list[str], option: str, missing: str) -> list[str]:
     return fixed
 
 
-def main() -> None:
-    if sys.argv[1:] == ["--version"]:  # the fastest path: no typer, no parsing
-        print(f"mini-agent {__version__}")
+def main(argv: list[str] | None = None, environment: Environment | None = None) -> None:
+    """The command: ends by raising SystemExit with the exit status (process_end.run_and_exit turns that into
+    the process's end)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:  # the fastest path: no typer, no parsing
+        print(f"mini-agent {__version__}", file=environment.stdout if environment else sys.stdout)
         return
-    app(args=_optional_value(sys.argv[1:], "--resume", PICK), prog_name="mini-agent")
+    app(args=_optional_value(argv, "--resume", PICK), prog_name="mini-agent", obj=environment)
+
+
+def run_in_process(argv: list[str], environment: Environment) -> int:
+    """The command inside this process, in `environment`: returns the exit status instead of ending the process.
+    For tests; the installed command is `main` under process_end.run_and_exit (entry.py)."""
+    from mini_agent.process_end import exit_status
+
+    with environment.installed():
+        try:
+            main(argv, environment)
+            status = 0
+        except SystemExit as exc:
+            status = exit_status(exc.code)
+        except KeyboardInterrupt:
+            status = ExitStatus.INTERRUPTED  # the real process dies of SIGINT instead (process_end.py)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc(file=environment.stderr)
+            status = 1
+        finally:
+            _end_as_a_process_would()
+        for stream in (environment.stdout, environment.stderr):
+            stream.flush()
+    return int(status)
+
+
+def _end_as_a_process_would() -> None:
+    """What the end of the process would do after a run in this one: stop the MCP servers it started (their
+    atexit) and kill what its commands left running (the watchdog's helper sees its pipe close)."""
+    connection = sys.modules.get("mini_agent.mcp.connection")
+    if connection is not None:
+        connection.stop_all()
+    watchdog = sys.modules.get("mini_agent.processes.watchdog")
+    if watchdog is not None:
+        watchdog.release()

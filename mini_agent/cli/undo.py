@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from mini_agent.cli.common import fail, settings_or_exit
+from mini_agent.cli.common import environment_of, fail, settings_or_exit
 from mini_agent.errors import MiniAgentError
 
 
@@ -28,8 +26,9 @@ def register(app: typer.Typer) -> None:
         options = context.obj or {}
         settings = settings_or_exit(options.get("allow", []), options.get("deny", []))
         try:
-            status = run_undo(settings, session, turns, list_only, as_json, sys.stdout, sys.stderr)
+            environment = environment_of(context)
+            status = run_undo(settings, session, turns, list_only, as_json, environment.stdout, environment.stderr)
         except MiniAgentError as exc:
-            print(f"mini-agent: {exc}", file=sys.stderr)
+            print(f"mini-agent: {exc}", file=environment_of(context).stderr)
             raise typer.Exit(int(exc.exit_status)) from None
         raise typer.Exit(int(status))

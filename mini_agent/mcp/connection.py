@@ -307,7 +307,7 @@ _RUNNING: set[Connection] = set()
 
 
 @atexit.register
-def _stop_all() -> None:
+def stop_all() -> None:
     """At exit, stop every server this process started (close stdin, wait briefly, then kill), all at once."""
     running = list(_RUNNING)
     for connection in running:

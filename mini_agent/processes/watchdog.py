@@ -131,6 +131,18 @@ def watchdog() -> Watchdog:
         return _instance[1]
 
 
+def release() -> None:
+    """What this process's end does to its watch: the helper kills every group and token-carrying process it was
+    told of. The next watched group gets a new watchdog, with a new token. For a run of the command inside a
+    longer-lived process (cli/main.py's run_in_process), which must leave behind what an ended process would."""
+    global _instance
+    with _instance_lock:
+        if _instance is not None and _instance[0] == os.getpid():
+            with _instance[1]._lock:
+                _instance[1]._close()
+        _instance = None
+
+
 def _group_exists(group: int) -> bool:
     try:
         os.killpg(group, 0)

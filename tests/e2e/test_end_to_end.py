@@ -35,7 +35,7 @@ def web():
     server.server_close()
 
 
-def test_read_edit_run_and_fetch(run_cli, api, web, tmp_path):
+def test_read_edit_run_and_fetch(run_installed, api, web, tmp_path):
     source = tmp_path / "greet.py"
     source.write_text('def greet(name):\n    return "Hi " + name\n\n\nprint(greet("team"))\n')
     api.script(
@@ -52,7 +52,7 @@ def test_read_edit_run_and_fetch(run_cli, api, web, tmp_path):
         answer("greet now says Hello; running it prints `Hello team`."),
     )
     local_server = "--allow", "web_fetch(127.0.0.1)"  # loopback addresses ask even in auto mode
-    done = run_cli(
+    done = run_installed(
         ["-p", "update greet.py to match the release notes", "--yes", *local_server, "--output-format", "json"], api
     )
     assert done.returncode == 0, done.stderr.decode()

@@ -72,12 +72,12 @@ def gateway(litellm, upstream):
 
 
 @pytest.fixture
-def agent(run_cli, gateway):
+def agent(run_installed, gateway):
     """Run the installed mini-agent against the proxy; `key` picks the variable the master key travels in."""
 
     def run(args: list[str], key: str = "ANTHROPIC_API_KEY", model: str = MODEL, env: dict | None = None, **kw):
         environment = {"ANTHROPIC_BASE_URL": gateway.url, key: gateway.master_key, "ANTHROPIC_MODEL": model}
-        return run_cli(args, env={**environment, **(env or {})}, **kw)
+        return run_installed(args, env={**environment, **(env or {})}, **kw)
 
     return run
 
@@ -194,10 +194,10 @@ def test_a_session_through_the_proxy_uses_all_five_tools(agent, upstream, tmp_pa
 
 
 @pytest.mark.parametrize("variable", ["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"])
-def test_the_proxy_accepts_the_key_header_mini_agent_sends(agent, run_cli, api, upstream, variable):
+def test_the_proxy_accepts_the_key_header_mini_agent_sends(agent, run_installed, api, upstream, variable):
     """Whichever variable holds the key, the header mini-agent puts it in gets it through the proxy."""
     api.script(answer("Seen directly."))  # first, what mini-agent sends, seen by the fake itself
-    direct = run_cli(["-p", "say hello"], env={"ANTHROPIC_BASE_URL": api.url, variable: "sk-probe-0123456789"})
+    direct = run_installed(["-p", "say hello"], env={"ANTHROPIC_BASE_URL": api.url, variable: "sk-probe-0123456789"})
     assert direct.returncode == 0, direct.stderr.decode()
     sent = {k.lower(): v for k, v in api.requests[-1].headers.items() if "sk-probe-0123456789" in v}
     assert len(sent) == 1, sent  # one header carries the key (anthropic SDK 2.x: `authorization: Bearer ...`)
@@ -356,11 +356,11 @@ def test_an_upstream_429_behind_a_keepalive_proxy_is_reported_with_its_message(a
         ),
     ],
 )
-def test_a_recorded_proxy_failure_reads_as_one_clear_line(run_cli, case, message):
+def test_a_recorded_proxy_failure_reads_as_one_clear_line(run_installed, case, message):
     """What the proxy answered to a hang-up, to an HTML 502, and (keepalive on) to a 500, replayed byte for byte."""
     with RawUpstream() as raw:
         raw.script(*[RawReply.from_fixture(ENDPOINTS / f"litellm__{case}.json") for _ in range(3)])
-        done = run_cli(
+        done = run_installed(
             ["-p", "say hello"],
             env={"ANTHROPIC_BASE_URL": raw.url, "ANTHROPIC_API_KEY": "sk-any", "ANTHROPIC_MODEL": MODEL},
         )

@@ -265,9 +265,11 @@ def test_a_history_longer_than_the_server_s_context_is_compacted_and_retried(lar
 
 
 @pytest.mark.e2e
-def test_the_command_runs_a_task_against_llama_server(large, run_cli):
+def test_the_command_runs_a_task_against_llama_server(large, run_installed):
     """Only --base-url names the server (ANTHROPIC_BASE_URL points at a closed port); no model is named."""
-    done = run_cli(["-p", "Say hello.", "--provider", "llamacpp", "--base-url", large.url, "--output-format", "json"])
+    done = run_installed(
+        ["-p", "Say hello.", "--provider", "llamacpp", "--base-url", large.url, "--output-format", "json"]
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     record = json.loads(done.stdout)
     assert record["context_window"] == props_n_ctx(large) == LARGE_CTX

@@ -68,10 +68,10 @@ def test_kill_9_of_the_agent_mid_call_kills_everything_its_commands_started(api,
     assert_all_gone(tmp_path, processes)
 
 
-def test_background_processes_end_when_a_run_ends_normally(run_cli, api, tmp_path: Path) -> None:
+def test_background_processes_end_when_a_run_ends_normally(run_installed, api, tmp_path: Path) -> None:
     api.script(answer(tool_use("bash", {"command": LOOPS + "echo started"})), answer("Started them."))
 
-    done = run_cli(["-p", "start the loops", *OUTSIDE_THE_SANDBOX], api)
+    done = run_installed(["-p", "start the loops", *OUTSIDE_THE_SANDBOX], api)
 
     assert done.returncode == 0, done.stderr
     assert_all_gone(tmp_path, pids(tmp_path, "loop.pid", "escapee.pid"))

@@ -1,4 +1,4 @@
-"""MCP servers end to end: the installed command, a real MCP server (tests/mcp_server.py, written with the `mcp`
+"""MCP servers end to end: the command (run in process), a real MCP server (tests/mcp_server.py, written with the `mcp`
 SDK) over stdio and over streamable HTTP on loopback, and the loopback model calling its tools."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`mini-agent permissions` and `mini-agent check-command`, run as the installed command."""
+"""`mini-agent permissions` and `mini-agent check-command`, run in process."""
 
 from __future__ import annotations
 

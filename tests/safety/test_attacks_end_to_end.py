@@ -1,6 +1,6 @@
 """Attacks a model steered by a hostile page or file would try, run end to end against the loopback model.
 
-Each one ran on an earlier version and changed or sent something. Now the installed command, without a
+Each one ran on an earlier version and changed or sent something. Now the command (run in process), without a
 terminal (nobody to say yes), must leave the project, the home directory and a loopback listener untouched,
 whichever layer stops it: the classifier (refused before running) or the OS sandbox (blocked while running).
 """

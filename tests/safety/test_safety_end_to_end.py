@@ -1,4 +1,4 @@
-"""Safety end to end: the installed command in auto mode without a terminal, against the loopback model."""
+"""Safety end to end: the command (run in process) in auto mode without a terminal, against the loopback model."""
 
 from __future__ import annotations
 

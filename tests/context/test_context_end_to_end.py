@@ -1,4 +1,4 @@
-"""A long one-shot session through the installed command: it crosses the threshold, compacts, and carries on.
+"""A long one-shot session through the command (run in process): it crosses the threshold, compacts, and carries on.
 
 Asserted on what the loopback model received: the summary in segment 3, the P0 blocks present, the request
 verbatim, valid tool pairing, and every request extending the previous one byte for byte between compactions.

@@ -1,0 +1,279 @@
+"""The command (cli/main.py) run in process against the loopback model: flags, output formats, exit codes,
+refusals, piped input, failures. tests/e2e/test_cli.py runs the installed command for what only a process shows."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from support import TEST_KEY
+from support.fake_api import answer, failure, tool_use
+
+
+def test_without_a_key_it_says_how_to_set_one(run_cli):
+    done = run_cli(["-p", "hello"])
+    assert done.returncode == 2
+    assert "ANTHROPIC_API_KEY" in done.stderr.decode() and "Traceback" not in done.stderr.decode()
+
+
+def test_bad_flags_are_usage_errors(run_cli, api):
+    done = run_cli(["-p", "x", "--output-format", "yaml"], api)
+    assert done.returncode == 2 and "output format" in done.stderr.decode()
+    done = run_cli(["-p", "x", "--permission-mode", "reckless"], api)
+    assert done.returncode == 2 and "permission mode" in done.stderr.decode()
+
+
+def test_text_progress_is_one_line_per_tool_call_with_the_exit_status_of_commands(run_cli, api, tmp_path):
+    calls = [
+        tool_use("bash", {"command": "echo hi"}, id="ok"),
+        tool_use("bash", {"command": "ls nothing-here"}, id="fails"),
+        tool_use("read_file", {"path": "missing.txt"}, id="missing"),
+    ]
+    api.script(answer(*calls[:1]), answer(*calls[1:2]), answer(*calls[2:]), answer("Done."))
+    done = run_cli(["-p", "look around"], api)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.decode().splitlines()
+    tool_lines = [line for line in lines if line.startswith("● ")]
+    assert len(tool_lines) == 3 and not any(line.startswith("  ✓") for line in lines)
+    assert re.fullmatch(r"● bash\(echo hi\) ✓ \d+\.\ds · exit 0", tool_lines[0]), tool_lines
+    assert re.fullmatch(r"● bash\(ls nothing-here\) ✗ exit 2 · \d+\.\ds", tool_lines[1]), tool_lines
+    assert tool_lines[2].startswith("● read_file(missing.txt) ✗ ") and len(tool_lines[2]) > len("● read_file() ✗ ")
+
+
+def test_piped_input_with_a_prompt_is_an_attachment_beside_it(run_cli, api):
+    api.script(answer("Looks fine."))
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2 if b < c else 3\n"
+    done = run_cli(["-p", "review this"], api, input=diff)
+    assert done.returncode == 0
+    prompt, attached = api.message_requests[0]["messages"][0]["content"][:2]
+    assert prompt == {"type": "text", "text": "review this"}
+    assert attached["text"].startswith('<context name="stdin" priority="P0">')
+    assert "+a = 2 if b &lt; c else 3" in attached["text"]
+
+
+def test_very_large_piped_input_is_cut_with_a_visible_notice(run_cli, api):
+    api.script(answer("Skimmed."))
+    done = run_cli(["-p", "skim"], api, input="x" * 300_000)
+    assert done.returncode == 0
+    assert "cut" in done.stderr.decode()
+    attached = api.message_requests[0]["messages"][0]["content"][1]["text"]
+    assert 'type="truncated"' in attached and len(attached) < 101_000
+
+
+def test_the_step_limit_has_its_own_exit_code(run_cli, api):
+    api.script(answer(tool_use("read_file", {"path": "nothing.txt"})))
+    done = run_cli(["-p", "loop", "--max-steps", "1", "--output-format", "json"], api)
+    assert done.returncode == 3
+    record = json.loads(done.stdout)
+    assert record["subtype"] == "step_limit" and "--max-steps" in record["error"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (failure(401, "authentication_error", "invalid x-api-key"), "rejected the API key"),
+        (failure(404, "not_found_error", "model: claude-test"), "does not know model"),
+    ],
+)
+def test_provider_failures_are_one_line_without_the_key(run_cli, api, reply, expected):
+    api.script(reply)
+    done = run_cli(["-p", "hi"], api)
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert TEST_KEY not in err + done.stdout.decode()
+
+
+def test_overload_after_retries_names_the_endpoint(run_cli, api):
+    api.script(*[failure(529, "overloaded_error", "Overloaded") for _ in range(3)])
+    done = run_cli(["-p", "hi"], api)
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    assert api.url in err.splitlines()[-1] and "3 attempts" in err and TEST_KEY not in err
+
+
+def test_connection_refused_is_a_clear_line(run_cli):
+    done = run_cli(["-p", "hi"], env={"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    assert done.returncode == 1
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert "Cannot connect to http://127.0.0.1:9" in last and "connection refused" in last
+
+
+def test_without_a_terminal_approval_is_refused_and_files_stay_untouched(run_cli, api, tmp_path):
+    target = tmp_path / "keep.txt"
+    target.write_text("original\n")
+    api.script(
+        answer(tool_use("read_file", {"path": "keep.txt"})),
+        answer(tool_use("write_file", {"path": "keep.txt", "content": "changed\n"})),
+        answer(tool_use("bash", {"command": "touch made-by-bash"})),
+        answer("Could not."),
+    )
+    done = run_cli(["-p", "change it"], api)
+    assert done.returncode == 4  # refused calls: the answer may rest on work not done
+    assert target.read_text() == "original\n" and not (tmp_path / "made-by-bash").exists()
+    write_result = api.message_requests[2]["messages"][-1]["content"][0]
+    bash_result = api.message_requests[3]["messages"][-1]["content"][0]
+    assert write_result["is_error"] and "--permission-mode accept-edits" in write_result["content"]
+    assert bash_result["is_error"] and "--permission-mode auto" in bash_result["content"]
+
+
+def test_auto_mode_still_refuses_destructive_commands_without_a_human(run_cli, api, tmp_path):
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "data.txt").write_text("keep me")
+    api.script(answer(tool_use("bash", {"command": "rm -rf *"})), answer("Refused."))
+    done = run_cli(["-p", "clean up", "--yes"], api)
+    assert done.returncode == 4
+    assert (tmp_path / "precious" / "data.txt").read_text() == "keep me"
+    result = api.message_requests[1]["messages"][-1]["content"][0]
+    assert result["is_error"] and "destructive" in result["content"]
+
+
+def test_a_refused_call_is_reported_in_json_and_in_the_exit_status(run_cli, api, tmp_path):
+    api.script(
+        answer(tool_use("bash", {"command": "touch made-by-bash"}, id="b1")),
+        answer(tool_use("write_file", {"path": "out.txt", "content": "x"}, id="w1")),
+        answer("I could not make either file."),
+    )
+    done = run_cli(["-p", "make two files", "--output-format", "json"], api)
+    assert done.returncode == 4, done.stderr
+    assert not (tmp_path / "made-by-bash").exists() and not (tmp_path / "out.txt").exists()
+    record = json.loads(done.stdout)
+    assert (record["subtype"], record["exit_code"], record["is_error"]) == ("permission_denied", 4, True)
+    assert record["result"] == "I could not make either file."
+    bash, write = record["permission_denials"]
+    assert {k: bash[k] for k in ("tool_use_id", "tool", "input", "kind")} == {
+        "tool_use_id": "b1",
+        "tool": "bash",
+        "input": "touch made-by-bash",
+        "kind": "approval",
+    }
+    assert "--permission-mode auto" in bash["allow"] and bash["reason"] and bash["rule"] is None
+    assert write["tool"] == "write_file" and write["input"] == "out.txt"
+    assert "--permission-mode accept-edits" in write["allow"]
+    sent = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+    assert bash["message"] == sent  # the model and the script read the same refusal
+
+
+def test_a_deny_rule_is_named_in_the_denial_and_stream_json_has_an_event_for_it(run_cli, api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "rm notes.txt"}, id="r1")), answer("Not allowed."))
+    (tmp_path / "notes.txt").write_text("keep")
+    args = ["-p", "remove notes", "--output-format", "stream-json", "--yes", "--deny", "bash(rm *)"]
+    done = run_cli(args, api)
+    assert done.returncode == 4, done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "keep"
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    types = [line["type"] for line in lines]
+    assert types[types.index("tool_result") + 1] == "permission_denial"
+    event = lines[types.index("permission_denial")]
+    called = (event["tool_use_id"], event["tool"], event["input"], event["kind"])
+    assert called == ("r1", "bash", "rm notes.txt", "rule")
+    assert "bash(rm *)" in event["rule"] and event["allow"] == []
+    assert lines[-1]["permission_denials"] == [{k: v for k, v in event.items() if k != "type"}]
+
+
+def test_a_refusal_in_text_output_is_summed_up_on_stderr(run_cli, api, tmp_path):
+    api.script(answer(tool_use("bash", {"command": "touch x"})), answer("Could not."))
+    done = run_cli(["-p", "touch x"], api)
+    assert done.returncode == 4
+    assert done.stdout.decode() == "Could not.\n"
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("mini-agent: refused bash(touch x): ") and "to allow it: " in last
+    assert "--permission-mode auto" in last
+
+
+def test_a_run_without_refusals_has_an_empty_list(run_cli, api):
+    api.script(answer("Nothing to do."))
+    done = run_cli(["-p", "hi", "--output-format", "json"], api)
+    assert done.returncode == 0 and json.loads(done.stdout)["permission_denials"] == []
+
+
+def test_show_prompt_prints_exactly_what_is_sent(run_cli, api):
+    shown = run_cli(["--show-prompt", "-p", "hi"]).stdout.decode()
+    api.script(answer("ok"))
+    run_cli(["-p", "hi"], api)
+    sent = api.message_requests[0]
+    system_text = "\n".join(block["text"] for block in sent["system"])
+    assert shown.startswith(system_text + "\n")
+    schemas = json.loads(shown.split("# Tool schemas (the request's `tools` parameter)\n", 1)[1].split("\n", 1)[1])
+    assert schemas == sent["tools"]
+    assert "# Tools: how to use them well" in system_text and "\n---\n" in system_text
+
+
+def test_the_key_is_masked_in_tool_output(run_cli, api, tmp_path):
+    (tmp_path / "notes.txt").write_text(f"the key is {TEST_KEY}\n")  # commands do not get it from the environment
+    api.script(answer(tool_use("bash", {"command": "cat notes.txt"})), answer("Checked."))
+    done = run_cli(["-p", "show the notes", "--yes", "--output-format", "stream-json"], api)
+    assert done.returncode == 0
+    sent = api.message_requests[1]["messages"][-1]["content"][0]["content"]
+    assert "the key is ****" in sent
+    assert TEST_KEY not in done.stdout.decode() + done.stderr.decode()
+    assert all(TEST_KEY not in json.dumps(r.body) for r in api.requests)
+
+
+def test_an_empty_piped_prompt_is_a_usage_error(run_cli, api):
+    done = run_cli([], api, input="  \n")
+    assert done.returncode == 2 and "No prompt" in done.stderr.decode()
+    assert api.message_requests == []
+
+
+def test_compact_before_a_fresh_run_says_there_is_nothing_to_compact(run_cli, api):
+    api.script(answer("Ok."))
+    done = run_cli(["-p", "hello", "--compact", "--compact-focus", "the parser"], api)
+    assert done.returncode == 0 and done.stdout.decode() == "Ok.\n"
+    assert "Compaction (manual) did nothing: the conversation is empty." in done.stderr.decode()
+
+
+def test_trace_shows_what_was_added_and_skipped_on_stderr(run_cli, api, tmp_path):
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    api.script(answer("Done."), answer("Done again."))
+    done = run_cli(["-p", "Summarise @notes.txt by tomorrow", "--trace"], api)
+    err = done.stderr.decode()
+    assert done.stdout.decode() == "Done.\n"
+    assert "trace · original message (stored and sent unchanged): 'Summarise @notes.txt by tomorrow'" in err
+    assert "enricher mentions" in err and "→ file:notes.txt" in err
+    assert "block    file:notes.txt         P0" in err and "injected" in err
+    assert "source   git_state              skipped" in err and "not a git repository" in err
+    plain = run_cli(["-p", "Summarise @notes.txt"], api)  # without --trace, none of it
+    assert "trace ·" not in plain.stderr.decode()
+
+
+def test_a_one_shot_run_tells_the_model_nobody_can_answer_and_the_session_does_not_keep_it(run_cli, api, tmp_path):
+    api.script(answer("Took the likely reading."), answer("Second run."))
+    assert run_cli(["-p", "tidy up"], api).returncode == 0
+    system = " ".join(block["text"] for block in api.message_requests[0]["system"])
+    assert 'type="non_interactive"' in system and "nobody can answer" in system
+    assert "Independent read-only calls" in system  # the static prompt asks for parallel reads
+    sessions = list((tmp_path / "mini-agent-home").rglob("*.jsonl"))
+    assert sessions and not any("non_interactive" in path.read_text() for path in sessions)
+    assert run_cli(["-p", "again", "--continue"], api).returncode == 0
+    again = " ".join(block["text"] for block in api.message_requests[1]["system"])
+    assert again.count('type="non_interactive"') == 1
+
+
+def test_the_context_trace_goes_out_only_with_trace(run_cli, api):
+    api.script(answer("Traced."), answer("Traced again."))
+    lines = [
+        json.loads(line)
+        for line in run_cli(["-p", "go", "--output-format", "stream-json", "--trace"], api).stdout.decode().splitlines()
+    ]
+    assert [line["type"] for line in lines][:2] == ["system", "trace"]
+    assert lines[1]["original"] == "go" and {b["name"] for b in lines[1]["blocks"]} >= {"environment"}
+    record = json.loads(run_cli(["-p", "go", "--output-format", "json", "--trace"], api).stdout)
+    assert record["trace"]["original"] == "go"
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "env", "said"),
+    [
+        (["--output-format", "json"], "  \n", {}, "No prompt"),
+        (["-p", "hi", "--output-format", "stream-json"], None, {"ANTHROPIC_API_KEY": ""}, "No API key"),
+        (["-p", "hi", "--output-format", "json"], None, {"MINI_AGENT_CONTEXT_BUDGET": "nine"}, "must be a number"),
+    ],
+)
+def test_a_failure_before_the_first_request_is_still_one_json_result(run_cli, api, args, stdin, env, said):
+    done = run_cli(args, api, input=stdin, env=env)
+    assert done.returncode == 2
+    record = json.loads(done.stdout)
+    assert record["type"] == "result" and record["is_error"] and record["exit_code"] == 2 and said in record["error"]
+    assert said in done.stderr.decode() and not api.message_requests
