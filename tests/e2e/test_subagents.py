@@ -10,7 +10,7 @@ def test_a_real_ctrl_c_reaches_a_sub_agents_command(api, tmp_path):
 
     api.script(
         answer(tool_use("task", {"description": "wait", "prompt": "sleep a while"}, id="t1")),
-        answer(tool_use("bash", {"command": "exec sleep 60.5151"}, id="c1")),
+        answer(tool_use("bash", {"command": "exec sleep 60.7171"}, id="c1")),
     )
     process = start_cli(api, tmp_path, "-p", "delegate", "--yes", home=tmp_path / "home")
-    ctrl_c_while_running(process, "sleep", "60.5151")
+    ctrl_c_while_running(process, "sleep", "60.7171")

@@ -121,12 +121,12 @@ def test_the_warm_path_gives_what_the_normal_path_gives(api, tmp_path, runtime, 
 def test_ctrl_c_reaches_the_worker_and_its_command(api, tmp_path, runtime):
     env = environment(api, tmp_path, runtime, warm=True)
     start(env)
-    api.script(answer(tool_use("bash", {"command": "exec sleep 60.5151"})))
+    api.script(answer(tool_use("bash", {"command": "exec sleep 60.6161"})))
     child = subprocess.Popen(
         [str(BIN), "-p", "wait", "--yes"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     # SIGINT to the client in the foreground, as a terminal's Ctrl-C does
-    assert "Interrupted" in ctrl_c_while_running(child, "sleep", "60.5151")
+    assert "Interrupted" in ctrl_c_while_running(child, "sleep", "60.6161")
 
 
 def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, runtime):
