@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pexpect
 
@@ -30,3 +31,8 @@ def finish(child: pexpect.spawn) -> int:
     child.expect(pexpect.EOF)
     child.close()
     return child.exitstatus
+
+
+def wrapped(text: str) -> str:
+    """A pattern for `text` as the terminal shows it: the words of one long line may wrap anywhere between."""
+    return r"\s+".join(re.escape(word) for word in text.split())
