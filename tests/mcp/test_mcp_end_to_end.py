@@ -8,14 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import MCP_SERVER, eventually
+from support import MCP_SERVER, PATIENCE, eventually
 from support.fake_api import answer, tool_use
 
 
 def user_config(tmp_path: Path, text: str) -> None:
+    """The user's config.toml; its servers are waited for up to PATIENCE (a loaded machine can take longer than
+    the default 5 s to start one, and the run would go on without it). A test of the wait sets its own."""
     home = tmp_path / "mini-agent-home"
     home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(text)
+    (home / "config.toml").write_text(text if "mcp_timeout" in text else f"mcp_timeout = {PATIENCE}\n{text}")
 
 
 def stdio_server(name: str = "test", extra: str = "") -> str:

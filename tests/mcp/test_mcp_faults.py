@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from support import MCP_SERVER, TEST_KEY
+from support import MCP_SERVER, PATIENCE, TEST_KEY
 from support.fake_api import answer, tool_use
 
 from mini_agent.mcp.connection import Connection
@@ -22,9 +22,11 @@ from mini_agent.trust import TrustStore
 
 
 def user_config(tmp_path: Path, text: str) -> None:
+    """The user's config.toml; its servers are waited for up to PATIENCE (a loaded machine can take longer than
+    the default 5 s to start one, and the run would go on without it). A test of the wait sets its own."""
     home = tmp_path / "mini-agent-home"
     home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(text)
+    (home / "config.toml").write_text(text if "mcp_timeout" in text else f"mcp_timeout = {PATIENCE}\n{text}")
 
 
 def shell_server(name: str, script: str) -> str:
