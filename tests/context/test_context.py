@@ -228,10 +228,14 @@ def test_after_compaction_the_p0_blocks_count_as_shown_and_everything_else_is_ne
 
 
 def test_a_slow_source_costs_at_most_its_timeout():
-    gatherer = Gatherer([Source("slow", P1, lambda inp: time.sleep(3) or "late")], [], timeout=0.05)
-    blocks, outcomes = gatherer.gather(turn())
-    assert blocks == [] and outcomes[0].status == "timeout"
-    assert gatherer.gather(turn())[1][0].status == "timeout"  # not cached: tried again next turn
+    release = threading.Event()  # the source answers only once the test is done with it
+    gatherer = Gatherer([Source("slow", P1, lambda inp: release.wait() and "late")], [], timeout=0.05)
+    try:
+        blocks, outcomes = gatherer.gather(turn())
+        assert blocks == [] and outcomes[0].status == "timeout"
+        assert gatherer.gather(turn())[1][0].status == "timeout"  # not cached: tried again next turn
+    finally:
+        release.set()
 
 
 def test_an_enricher_whose_trigger_is_absent_is_skipped_without_a_thread():
