@@ -117,9 +117,16 @@ def reply_text(reply) -> str:
     return "".join(block["text"] for block in reply.message["content"] if block["type"] == "text")
 
 
+SERVER_BYTE_ERROR = "invalid UTF-8 byte"
+"""llama-server's own failure when the random model samples a byte no UTF-8 text can hold (0xC1, a lone
+continuation byte): its JSON writer throws mid-stream. Which prompts meet one depends on everything in them (the
+date, the temporary path), so a reply may be discarded for it on any day; asking again is the right answer to it."""
+
+
 def discarded(events: list) -> list[str]:
-    """Why replies were discarded and asked again (none expected: see STALE_CONNECTIONS)."""
-    return [e.reason for e in events if isinstance(e, ReplyDiscarded)]
+    """Why replies were discarded and asked again, the server's byte errors left out (none expected: see
+    STALE_CONNECTIONS)."""
+    return [e.reason for e in events if isinstance(e, ReplyDiscarded) and SERVER_BYTE_ERROR not in e.reason]
 
 
 LOG_RECORD = re.compile(rb"^\d+\.\d\d\.\d{3}\.\d{3} [DIWE] ", re.MULTILINE)
