@@ -25,7 +25,7 @@ PERMISSION_MODES: tuple[str, ...] = ("default", "accept-edits", "auto", "plan")
 MIN_SECRET_LENGTH = 8
 """Shorter values ("1", "true") would mask ordinary words; real keys and tokens are longer."""
 OUTPUT_FORMATS: tuple[str, ...] = ("text", "json", "stream-json")
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_CONTEXT_WINDOW = 200_000
 """The window assumed when neither the settings nor the endpoint say."""

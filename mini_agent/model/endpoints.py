@@ -23,13 +23,13 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "anthropic": Preset("https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    "anthropic": Preset("https://api.anthropic.com", "claude-sonnet-5-5", "ANTHROPIC_API_KEY"),
     "deepseek": Preset("https://api.deepseek.com/anthropic", "deepseek-v4-pro", "DEEPSEEK_API_KEY"),
     "ollama": Preset("http://localhost:11434", "qwen3-coder", "OLLAMA_API_KEY", placeholder_key="ollama"),
     "vllm": Preset("http://localhost:8000", None, "VLLM_API_KEY", placeholder_key="EMPTY"),
     "llamacpp": Preset("http://localhost:8080", None, "LLAMA_API_KEY", placeholder_key="none"),
     "litellm": Preset("http://localhost:4000", None, "LITELLM_API_KEY", bearer=True),
-    "openrouter": Preset("https://openrouter.ai/api", "anthropic/claude-sonnet-4.5", "OPENROUTER_API_KEY", True),
+    "openrouter": Preset("https://openrouter.ai/api", "anthropic/claude-sonnet-5.5", "OPENROUTER_API_KEY", True),
 }
 
 FAMILIES = (*PRESETS, "compatible")

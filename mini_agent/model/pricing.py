@@ -1,7 +1,7 @@
 """What a model's tokens cost: list prices per million tokens, and the cost of a Usage.
 
-Prices as of 2026-11-24, from the providers' pricing pages (Anthropic: base input, 5-minute cache writes,
-cache hits, output; DeepSeek (api-docs.deepseek.com/quick_start/pricing): cache miss, cache hit, output of
+Prices as of 2026-11-27, from the providers' pricing pages (Anthropic: base input, 5-minute cache writes,
+cache hits, output, from each model's overview page; DeepSeek (api-docs.deepseek.com/quick_start/pricing): cache miss, cache hit, output of
 the V4 models, where a cache write costs what a miss does; the retired `deepseek-chat` and
 `deepseek-reasoner` were aliases of V4 Flash and are priced as it). They are list prices: batch discounts,
 Sonnet 4/4.5's long-context rates above 200k input tokens and 1-hour cache writes are not modelled, so a figure
@@ -30,12 +30,20 @@ class Price:
 OPUS_4 = Price(input=15.0, output=75.0, cache_write=18.75, cache_read=1.50)
 OPUS_4_5 = Price(input=5.0, output=25.0, cache_write=6.25, cache_read=0.50)
 SONNET = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.30)
+OPUS_5 = Price(input=5.0, output=25.0, cache_write=6.25, cache_read=0.50)
+OPUS_5_5 = Price(input=4.0, output=20.0, cache_write=5.0, cache_read=0.20)
+SONNET_5 = Price(input=2.0, output=10.0, cache_write=2.50, cache_read=0.20)
+"""Sonnet 5 and 5.5 (Sonnet 5's introductory rate became its list rate)."""
 HAIKU_4_5 = Price(input=1.0, output=5.0, cache_write=1.25, cache_read=0.10)
 HAIKU_3_5 = Price(input=0.80, output=4.0, cache_write=1.0, cache_read=0.08)
 DEEPSEEK_V4_FLASH = Price(input=0.14, output=0.28, cache_write=0.14, cache_read=0.0028)
 DEEPSEEK_V4_PRO = Price(input=0.435, output=0.87, cache_write=0.435, cache_read=0.003625)
 
 PRICES: dict[str, Price] = {
+    "claude-opus-5-5": OPUS_5_5,
+    "claude-opus-5": OPUS_5,
+    "claude-sonnet-5-5": SONNET_5,
+    "claude-sonnet-5": SONNET_5,
     "claude-opus-4": OPUS_4,
     "claude-opus-4-1": OPUS_4,
     "claude-opus-4-5": OPUS_4_5,

@@ -18,6 +18,11 @@ from mini_agent.usage import Usage
         ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
         ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
         ("claude-sonnet-4-5[1m]", "claude-sonnet-4-5"),
+        ("claude-sonnet-5-5", "claude-sonnet-5-5"),
+        ("anthropic/claude-sonnet-5.5", "claude-sonnet-5-5"),
+        ("claude-sonnet-5", "claude-sonnet-5"),
+        ("claude-opus-5-5", "claude-opus-5-5"),
+        ("claude-opus-5", "claude-opus-5"),
         ("claude-opus-4-0", "claude-opus-4"),
         ("claude-opus-4-20250514", "claude-opus-4"),
         ("claude-opus-4-1-20250805", "claude-opus-4-1"),
@@ -50,6 +55,20 @@ def test_cost_counts_each_kind_of_token_at_its_own_price():
     assert cost("deepseek-v4-flash", Usage(input_tokens=1_000_000, output_tokens=1_000_000)) == pytest.approx(0.42)
     assert cost("deepseek-reasoner", Usage(input_tokens=1_000_000)) == cost("deepseek-v4-flash", Usage(1_000_000))
     assert cost("claude-sonnet-4-5", Usage()) == 0
+    assert cost("claude-sonnet-5-5", Usage(1_000_000, 1_000_000, 1_000_000, 1_000_000)) == pytest.approx(
+        2 + 10 + 2.5 + 0.2
+    )
+    assert cost("claude-opus-5-5", Usage(output_tokens=1_000_000, cache_read_input_tokens=1_000_000)) == (
+        pytest.approx(20.2)
+    )
+
+
+def test_the_default_model_of_every_preset_with_one_has_a_price():
+    from mini_agent.model.endpoints import PRESETS
+    from mini_agent.settings import DEFAULT_MODEL
+
+    assert price_of(DEFAULT_MODEL) is not None
+    assert price_of(PRESETS["openrouter"].model) is price_of(PRESETS["anthropic"].model)
 
 
 @pytest.mark.parametrize("name", sorted(PRICES))
