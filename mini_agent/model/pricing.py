@@ -33,7 +33,8 @@ SONNET = Price(input=3.0, output=15.0, cache_write=3.75, cache_read=0.30)
 OPUS_5 = Price(input=5.0, output=25.0, cache_write=6.25, cache_read=0.50)
 OPUS_5_5 = Price(input=4.0, output=20.0, cache_write=5.0, cache_read=0.20)
 SONNET_5 = Price(input=2.0, output=10.0, cache_write=2.50, cache_read=0.20)
-"""Sonnet 5 and 5.5 (Sonnet 5's introductory rate became its list rate)."""
+SONNET_5_5 = Price(input=2.0, output=10.0, cache_write=2.50, cache_read=0.10)
+"""Sonnet 5's prices but half its cache reads (the Sonnet 5.5 migration guide; its overview page still says 0.20)."""
 HAIKU_4_5 = Price(input=1.0, output=5.0, cache_write=1.25, cache_read=0.10)
 HAIKU_3_5 = Price(input=0.80, output=4.0, cache_write=1.0, cache_read=0.08)
 DEEPSEEK_V4_FLASH = Price(input=0.14, output=0.28, cache_write=0.14, cache_read=0.0028)
@@ -42,7 +43,7 @@ DEEPSEEK_V4_PRO = Price(input=0.435, output=0.87, cache_write=0.435, cache_read=
 PRICES: dict[str, Price] = {
     "claude-opus-5-5": OPUS_5_5,
     "claude-opus-5": OPUS_5,
-    "claude-sonnet-5-5": SONNET_5,
+    "claude-sonnet-5-5": SONNET_5_5,
     "claude-sonnet-5": SONNET_5,
     "claude-opus-4": OPUS_4,
     "claude-opus-4-1": OPUS_4,

@@ -56,7 +56,7 @@ def test_cost_counts_each_kind_of_token_at_its_own_price():
     assert cost("deepseek-reasoner", Usage(input_tokens=1_000_000)) == cost("deepseek-v4-flash", Usage(1_000_000))
     assert cost("claude-sonnet-4-5", Usage()) == 0
     assert cost("claude-sonnet-5-5", Usage(1_000_000, 1_000_000, 1_000_000, 1_000_000)) == pytest.approx(
-        2 + 10 + 2.5 + 0.2
+        2 + 10 + 2.5 + 0.1
     )
     assert cost("claude-opus-5-5", Usage(output_tokens=1_000_000, cache_read_input_tokens=1_000_000)) == (
         pytest.approx(20.2)
