@@ -25,22 +25,12 @@ from pathlib import Path
 
 from mini_agent.safety import gitrepo
 from mini_agent.safety.sandbox import gitkeep
+from mini_agent.safety.sandbox.gitcapture import TOO_BIG, Capture, capture_cached, forget_capture, write_capture
+from mini_agent.safety.sandbox.gitrefs import listed_refs
 from mini_agent.safety.sandbox.watch import Fingerprint, look
 from mini_agent.safety.workspace import within
 
-CAPTURE_BYTES = 2 * 1024 * 1024
-"""Most bytes kept of one control path to put it back; a bigger one (a submodule's whole git dir) is only
-watched."""
-CAPTURE_DEPTH = 3
-MAX_REFS = 5_000
-"""Most loose ref files listed; beyond, deleted refs are not reported."""
-TOO_BIG = ("too big",)
 REPLACED_BY_LINK = "a directory on its way was replaced by a link"
-
-Capture = tuple | None
-"""("file", mode, bytes) | ("link", target) | ("dir", mode, ((name, Capture), ...)) | TOO_BIG | None (absent)."""
-_captured: dict[Path, tuple[Fingerprint, Capture]] = {}
-"""Per control path, the contents last read and the fingerprint they were read at: read again only on change."""
 
 
 @dataclass
@@ -120,10 +110,10 @@ class GitGuard:
             if path.name in gitrepo.CONTAINERS and path.parent in guard.dirs:
                 guard.containers[path] = _names(path) if os.path.isdir(path) else None
             else:
-                guard.controls[path] = _capture_cached(path)
+                guard.controls[path] = capture_cached(path)
         if guard.dirs:
             common = guard.dirs[-1]
-            guard.refs = _refs(common) or {}
+            guard.refs = listed_refs(common) or {}
             guard.stashes = _lines(common / "logs" / "refs" / "stash")
             guard.head = _read(common / "HEAD")
             guard.new_keep = not gitkeep.keep_dir(common).is_dir()
@@ -147,18 +137,18 @@ class GitGuard:
             shown = _shown(path, self.top)
             if not _straight(path):
                 found.not_put_back.append(f"{shown} ({REPLACED_BY_LINK})")
-                _captured.pop(path, None)
+                forget_capture(path)
                 continue
             if before is TOO_BIG:
                 found.not_put_back.append(f"{shown} (too big to keep a copy of)")
-                _captured.pop(path, None)
+                forget_capture(path)
                 continue
             try:
                 found.quarantine = _put_back(path, before, self._quarantine(found), self.top)
                 found.put_back.append(shown)
             except OSError as exc:
                 found.not_put_back.append(f"{shown} ({exc.strerror or exc})")
-            _captured.pop(path, None)
+            forget_capture(path)
         for path, names in self.containers.items():
             if names is None and os.path.lexists(path):  # the whole container is new
                 added = [path]
@@ -177,7 +167,7 @@ class GitGuard:
             new = _names(directory) - self.entries.get(directory, frozenset())
             found.unexpected += [_shown(directory / name, self.top) for name in sorted(new) if _unexpected(name)]
         common = self.dirs[-1]
-        after = _refs(common)
+        after = listed_refs(common)
         if self.refs and after is not None:
             popped = {"refs/stash"} if self.stashes <= 1 else set()  # `git stash pop` of the only stash
             found.deleted_refs = [
@@ -305,92 +295,6 @@ def _shown(path: Path, top: Path) -> str:
     return path.relative_to(real).as_posix() if path.is_relative_to(real) else str(path)
 
 
-_refs_seen: dict[Path, tuple[tuple, dict[str, str] | None]] = {}
-"""Per common dir, the refs last read and the times of refs/ directories and packed-refs they were read at: a
-ref is created, moved or deleted through a rename in its directory, so unchanged times mean unchanged refs."""
-
-
-def _refs(common: Path) -> dict[str, str] | None:
-    """Every ref's name and commit: loose files under refs/, then packed-refs for those not loose. None when
-    there are too many to list."""
-    stamps: list[tuple[str, int]] = []
-    pending = [os.path.join(common, "refs")]
-    while pending:
-        directory = pending.pop()
-        try:
-            stamps.append((directory, os.stat(directory).st_mtime_ns))
-            with os.scandir(directory) as entries:
-                pending += [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-    try:
-        info = os.stat(os.path.join(common, "packed-refs"))
-        stamps.append(("packed-refs", info.st_mtime_ns, info.st_size, info.st_ino))  # type: ignore[arg-type]
-    except OSError:
-        pass
-    key = tuple(stamps)
-    cached = _refs_seen.get(common)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    found = _read_refs(common)
-    _refs_seen[common] = (key, found)
-    return found
-
-
-def _read_refs(common: Path) -> dict[str, str] | None:
-    found: dict[str, str] = {}
-    base = common / "refs"
-    count = 0
-    for directory, _dirs, files in os.walk(base):
-        for name in files:
-            count += 1
-            if count > MAX_REFS:
-                return None
-            path = Path(directory) / name
-            value = gitrepo.read_text(path, 200)
-            if value is not None:
-                found[path.relative_to(common).as_posix()] = value.strip()
-    packed = gitrepo.read_text(common / "packed-refs", 50_000_000) or ""
-    for line in packed.splitlines():
-        sha, _, name = line.partition(" ")
-        if name and not line.startswith(("#", "^")):
-            found.setdefault(name.strip(), sha)
-    return found
-
-
-def _capture_cached(path: Path) -> tuple[Fingerprint, Capture]:
-    seen = look(path)
-    cached = _captured.get(path)
-    if cached is not None and cached[0] == seen:
-        return cached
-    budget = [CAPTURE_BYTES]
-    capture = _capture(path, CAPTURE_DEPTH, budget)
-    _captured[path] = (seen, capture)
-    return seen, capture
-
-
-def _capture(path: Path, depth: int, budget: list[int]) -> Capture:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    if os.path.islink(path):
-        return ("link", os.readlink(path))
-    if os.path.isdir(path):
-        if depth == 0:
-            return TOO_BIG
-        children = []
-        for name in sorted(os.listdir(path)):
-            child = _capture(path / name, depth - 1, budget)
-            if child is TOO_BIG:
-                return TOO_BIG
-            children.append((name, child))
-        return ("dir", info.st_mode & 0o7777, tuple(children))
-    budget[0] -= info.st_size
-    data = gitrepo.read_small(path, CAPTURE_BYTES) if budget[0] >= 0 else None
-    return TOO_BIG if data is None else ("file", info.st_mode & 0o7777, data)
-
-
 def _put_back(path: Path, before: Capture, quarantine: Path, top: Path) -> Path:
     """Move what is at `path` now into the quarantine, and write `before` there again."""
     if os.path.lexists(path):
@@ -401,20 +305,5 @@ def _put_back(path: Path, before: Capture, quarantine: Path, top: Path) -> Path:
         except OSError:
             shutil.move(str(path), str(target))
     if before is not None:
-        _write(path, before)
+        write_capture(path, before)
     return quarantine
-
-
-def _write(path: Path, capture: Capture) -> None:
-    kind = capture[0]
-    if kind == "link":
-        os.symlink(capture[1], path)
-    elif kind == "dir":
-        path.mkdir()
-        for name, child in capture[2]:
-            if child is not None:
-                _write(path / name, child)
-        os.chmod(path, capture[1])
-    else:
-        path.write_bytes(capture[2])
-        os.chmod(path, capture[1])
