@@ -4,10 +4,10 @@ start a command under it.
 Two levels: `read-only` (no writes but a private TMPDIR and harmless devices) and `workspace-write` (also the
 project root and the temp dirs, minus the git dir's control files and the agent's own config; the git dir pinned
 where the mechanism can, and what changed there put back after the command: `gitguard` with `gitcapture` and
-`gitrefs`, `gitkeep`). Both hide credential locations and the agent's data, keep the agent's process out of sight, and cut the network unless
-the caller grants it. Mechanisms: bubblewrap or Landlock on Linux, Seatbelt on macOS, probed once per process
-(`MINI_AGENT_SANDBOX` forces one, or `off`). The permission policy decides *whether* a command runs and at which
-level; this package only enforces the level. May import what safety/ may.
+`gitrefs`, `gitkeep`). Both hide credential locations and the agent's data, keep the agent's process out of sight,
+and cut the network unless the caller grants it. Mechanisms: bubblewrap or Landlock on Linux, Seatbelt on macOS,
+probed once per process (`MINI_AGENT_SANDBOX` forces one, or `off`). The permission policy decides *whether* a
+command runs and at which level; this package only enforces the level. May import what safety/ may.
 
     launch = confine(argv, env, cwd, Confinement("workspace-write", root))
     try:
