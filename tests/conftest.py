@@ -56,6 +56,15 @@ def require_loopback(url: str) -> str:
 
 
 @pytest.fixture(autouse=True)
+def _no_repl_outlives_its_test():
+    yield
+    from support.repl import SPAWNED, close_spawned
+
+    if SPAWNED:
+        close_spawned()
+
+
+@pytest.fixture(autouse=True)
 def _loopback_guard():
     yield
     require_loopback(os.environ.get("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"))

@@ -9,6 +9,10 @@ import pexpect
 
 from support import BIN, PATIENCE, TEST_KEY
 
+SPAWNED: list[pexpect.spawn] = []
+"""Every REPL started by the running test; `close_spawned` ends those still running when the test ends (a failed
+assertion would otherwise leave the child, and its warm-up threads, running for the rest of the session)."""
+
 
 def spawn(api, cwd, *args: str) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
@@ -22,9 +26,19 @@ def spawn(api, cwd, *args: str) -> pexpect.spawn:
         MINI_AGENT_HOME=str(cwd / "mini-agent-home"),
         MINI_AGENT_NO_SERVER="1",
     )
-    return pexpect.spawn(
+    child = pexpect.spawn(
         str(BIN), list(args), cwd=str(cwd), env=env, dimensions=(40, 120), timeout=PATIENCE, encoding="utf-8"
     )
+    SPAWNED.append(child)
+    return child
+
+
+def close_spawned() -> None:
+    """Kill every REPL the test started that is still running (SIGHUP, then SIGKILL: `close(force=True)`)."""
+    while SPAWNED:
+        child = SPAWNED.pop()
+        if child.isalive():
+            child.close(force=True)
 
 
 def finish(child: pexpect.spawn) -> int:
