@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 from mini_agent.errors import ConfigError
-from mini_agent.safety.rules import EFFECTS, Origin, Rule, Rules, parse_rule
+from mini_agent.safety.rules import EFFECTS, Origin, Rule, Rules, parse_rules
 from mini_agent.safety.workspace import project_dirs
 
 CONFIG_NAME = "config.toml"
@@ -33,8 +33,6 @@ def project_config(cwd: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
 
 
 def read_toml(path: Path) -> dict:
@@ -69,5 +67,6 @@ def rules_in(data: dict, origin: Origin) -> Rules:
             entries = [entries]
         if not isinstance(entries, list) or not all(isinstance(entry, str) for entry in entries):
             raise ConfigError(f"permissions.{effect} in {origin.detail} must be a list of strings.")
-        rules.extend(parse_rule(entry, effect, origin) for entry in entries)
+        for entry in entries:
+            rules.extend(parse_rules(entry, effect, origin))
     return Rules(tuple(rules))

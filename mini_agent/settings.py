@@ -22,6 +22,15 @@ PermissionMode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 OutputFormat = Literal["text", "json", "stream-json"]
 PERMISSION_MODES: tuple[str, ...] = ("default", "accept-edits", "auto", "plan")
 """Modes a user picks with --permission-mode; bypass comes only from --dangerously-skip-permissions."""
+CLAUDE_MODES = {"acceptEdits": "accept-edits", "bypassPermissions": "bypass"}
+"""Claude Code's spellings of the same modes (its `default`, `plan` and `auto` are spelt as here)."""
+
+
+def mode_named(text: str) -> str:
+    """The mode `text` names, in this spelling or Claude Code's; anything else unchanged (and refused later)."""
+    return CLAUDE_MODES.get(text, text)
+
+
 MIN_SECRET_LENGTH = 8
 """Shorter values ("1", "true") would mask ordinary words; real keys and tokens are longer."""
 OUTPUT_FORMATS: tuple[str, ...] = ("text", "json", "stream-json")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from mini_agent.app.slash import SlashCommands
-from mini_agent.settings import PERMISSION_MODES
+from mini_agent.settings import PERMISSION_MODES, mode_named
 
 MODELS_SHOWN = 20
 """Model ids `/model` prints before it says how many more the endpoint lists."""
@@ -97,6 +97,7 @@ def _model(repl, argument: str) -> None:
 
 
 def _mode(repl, argument: str) -> None:
+    argument = mode_named(argument)
     if argument:
         if argument not in PERMISSION_MODES:
             repl.console.print(f"[yellow]Unknown mode {escape(argument)}; use {', '.join(PERMISSION_MODES)}.[/]")

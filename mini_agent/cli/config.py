@@ -16,13 +16,14 @@ from pathlib import Path
 from mini_agent.config_files import project_config, read_toml, rules_in, user_config
 from mini_agent.errors import ConfigError
 from mini_agent.model.endpoints import PRESETS, Preset
-from mini_agent.safety.rules import Origin, Rules, parse_rule
+from mini_agent.safety.rules import Origin, Rules, parse_rules
 from mini_agent.settings import (
     Settings,
     check_settings,
     declared,
     default_data_dir,
     default_user_dir,
+    mode_named,
     secret_values,
 )
 
@@ -121,7 +122,8 @@ def resolve(
             flag = DECLARED[name].flag if name in DECLARED else None
             layers.put(name, value, flag or f"--{name.replace('_', '-')}")
     for effect, entries in (("allow", allow), ("deny", deny)):
-        rules += Rules(tuple(parse_rule(entry, effect, Origin("flag", f"--{effect}")) for entry in entries))
+        origin = Origin("flag", f"--{effect}")
+        rules += Rules(tuple(rule for entry in entries for rule in parse_rules(entry, effect, origin)))
 
     values: dict[str, object] = {
         "user_dir": user_dir,
@@ -167,6 +169,8 @@ def _apply_file(layers: _Layers, data: dict, path: Path, project: bool) -> None:
         if project and DECLARED[name].user_only:
             layers.notices.append(f"Ignored {key} in {path}: only your own config can {DECLARED[name].user_only}.")
             continue
+        if name == "permission_mode":
+            value = mode_named(value)
         if project and name == "permission_mode" and value not in PROJECT_MODES:
             layers.notices.append(
                 f"Ignored permission_mode = {value!r} in {path}: a project's config can only choose "

@@ -6,7 +6,7 @@ import typer
 
 from mini_agent.cli.common import environment_of, fail, resolved_from, settings_or_exit
 from mini_agent.errors import MiniAgentError
-from mini_agent.settings import PERMISSION_MODES
+from mini_agent.settings import PERMISSION_MODES, mode_named
 from mini_agent.ui.terminal_text import visible
 
 
@@ -38,6 +38,7 @@ def register(app: typer.Typer) -> None:
 
         options = context.obj or {}
         mode = mode or options.get("mode")
+        mode = mode and mode_named(mode)
         if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
             fail(f"Unknown permission mode {mode!r}; use one of {', '.join((*PERMISSION_MODES, 'bypass'))}.")
         settings = settings_or_exit(options.get("allow", []), options.get("deny", []), permission_mode=mode)

@@ -19,7 +19,7 @@ from mini_agent.cli.mcp import register as register_mcp
 from mini_agent.cli.server import register as register_server
 from mini_agent.cli.undo import register as register_undo
 from mini_agent.errors import ExitStatus, MiniAgentError
-from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES, declared
+from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES, declared, mode_named
 from mini_agent.ui.terminal_text import visible
 
 app = typer.Typer(
@@ -109,7 +109,7 @@ def run(
         fail("--yes means --permission-mode auto; pass only one of them.")
     if skip_permissions and (yes or permission_mode is not None):
         fail("--dangerously-skip-permissions replaces the permission mode; do not pass --yes or --permission-mode.")
-    mode = "bypass" if skip_permissions else "auto" if yes else permission_mode
+    mode = "bypass" if skip_permissions else "auto" if yes else permission_mode and mode_named(permission_mode)
     if mode is not None and mode not in (*PERMISSION_MODES, "bypass"):
         fail(f"Unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}.")
     context.obj = {

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_agent.errors import ConfigError
-from mini_agent.safety.rules import Origin, Rule, Rules, parse_rule
-from mini_agent.tools import builtin_tool
+from mini_agent.safety.rules import Origin, Rule, Rules, parse_rules
 
 KEYS = ("description", "argument-hint", "model", "allowed-tools")
 MAX_BYTES = 256 * 1024
@@ -121,11 +120,11 @@ def allowed_rules(value: str | list[str] | None, origin: Origin) -> tuple[Rules,
     rules: list[Rule] = []
     problems: list[str] = []
     for entry in entries:
-        written = _claude_spelling(entry.strip())
+        written = entry.strip()
         if not written:
             continue
         try:
-            rules.append(parse_rule(written, "allow", origin))
+            rules.extend(parse_rules(written, "allow", origin))
         except ConfigError as exc:
             problems.append(f"allowed-tools entry {entry.strip()!r} left out: {exc}")
     return Rules(tuple(rules)), problems
@@ -141,22 +140,6 @@ def split_top_level(value: str) -> list[str]:
             start = index + 1
     entries.append(value[start:])
     return [entry.strip() for entry in entries if entry.strip()]
-
-
-def _claude_spelling(entry: str) -> str:
-    """Claude Code's `Bash(git add:*)` is `bash(git add *)` here; `Read` is `read_file`."""
-    match = re.match(r"^([A-Za-z]+)(\((.*)\))?$", entry, re.DOTALL)
-    found = builtin_tool(match.group(1)) if match else None
-    if match is None or found is None or found.alias != match.group(1):
-        return entry
-    pattern = match.group(3)
-    if pattern is None:
-        return found.name
-    if found.key_argument == "command" and pattern.endswith(":*"):  # Claude Code's prefix form of a command
-        pattern = pattern[:-2] + " *"
-    if found.key_argument == "url" and pattern.startswith("domain:"):
-        pattern = pattern[len("domain:") :]
-    return f"{found.name}({pattern})"
 
 
 def _unquote(value: str) -> str:

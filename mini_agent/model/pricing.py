@@ -1,11 +1,11 @@
 """What a model's tokens cost: list prices per million tokens, and the cost of a Usage.
 
-Prices as of 2026-11-27, from the providers' pricing pages (Anthropic: base input, 5-minute cache writes,
-cache hits, output, from each model's overview page; DeepSeek (api-docs.deepseek.com/quick_start/pricing): cache miss, cache hit, output of
-the V4 models, where a cache write costs what a miss does; the retired `deepseek-chat` and
-`deepseek-reasoner` were aliases of V4 Flash and are priced as it). They are list prices: batch discounts,
-Sonnet 4/4.5's long-context rates above 200k input tokens and 1-hour cache writes are not modelled, so a figure
-is an estimate, not an invoice.
+Prices as of 2026-11-27, from the providers' pricing pages (Anthropic: base input, 5-minute cache writes, cache
+hits, output, from each model's overview page; DeepSeek (api-docs.deepseek.com/quick_start/pricing): cache miss,
+cache hit, output of the V4 models, where a cache write costs what a miss does; the retired `deepseek-chat` and
+`deepseek-reasoner` were aliases of V4 Flash and are priced as it). They are list prices: batch discounts, Sonnet
+4/4.5's long-context rates above 200k input tokens and 1-hour cache writes are not modelled, so a figure is an
+estimate, not an invoice.
 """
 
 from __future__ import annotations

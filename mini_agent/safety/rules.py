@@ -10,6 +10,11 @@ Patterns by tool:
   has `://`.
 - MCP tools take no pattern: `mcp__github__create_issue` names one tool, `mcp__github` or `mcp__github__*`
   every tool of a server, and `*`/`?` glob names (safety/mcp_policy.py matches them).
+
+Claude Code's spelling means the same here (`parse_rules`): `Bash(npm run test:*)` is `bash(npm run test *)`,
+`Read(./src/**)` is `read_file(./src/**)`, `Edit(...)` covers both tools that edit files, `WebFetch(domain:x)` is
+`web_fetch(x)`, and in its path rules `//abs` is an absolute path and `/path` starts at the project. Its tools
+with no counterpart here (Grep, Glob, WebSearch, ...) are accepted as rules that match nothing.
 Pure code: no file reading here (config_files.py loads rules).
 """
 
@@ -33,6 +38,22 @@ FILE_TOOLS = (READ_FILE, WRITE_FILE, EDIT_FILE)
 """Tools whose rules take a path glob."""
 EDIT_TOOLS = (WRITE_FILE, EDIT_FILE)
 """Tools that edit files: accept-edits mode runs them, one "always" answer allows both on a path."""
+CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
+    "Bash": (BASH,),
+    "Read": (READ_FILE,),
+    "Write": (WRITE_FILE,),
+    "Edit": (EDIT_FILE, WRITE_FILE),
+    "MultiEdit": (EDIT_FILE, WRITE_FILE),
+    "WebFetch": (WEB_FETCH,),
+}
+"""Claude Code's tool names in rules and the tools here each covers (its Edit rules cover every tool that edits
+files). Each built-in tool's alias is the first name here that covers it (tests/tools/test_facts.py)."""
+CLAUDE_WITHOUT_COUNTERPART = frozenset(
+    {"Grep", "Glob", "LS", "WebSearch", "NotebookEdit", "NotebookRead", "TodoWrite", "Task", "Agent", "BashOutput"}
+    | {"KillShell", "KillBash", "ExitPlanMode", "Skill", "SlashCommand"}
+)
+"""Claude Code tools a rule may name that have no counterpart here: such a rule is kept and matches nothing
+(searches run through bash here, where read-only grep, rg, find and ls run without asking)."""
 OriginKind = Literal["user", "project", "flag", "session"]
 _RULE = re.compile(r"^\s*([A-Za-z_][\w*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
@@ -105,8 +126,9 @@ class Rule:
         return bool(self._regex.fullmatch(target))
 
 
-def parse_rule(text: str, effect: Effect, origin: Origin) -> Rule:
-    """A rule from its written form; a clear ConfigError for anything else."""
+def parse_rules(text: str, effect: Effect, origin: Origin) -> tuple[Rule, ...]:
+    """The rules a written rule stands for (two for Claude Code's `Edit(...)`); a clear ConfigError for anything
+    that is not a rule."""
     match = _RULE.match(text) if isinstance(text, str) else None
     if not match:
         raise ConfigError(
@@ -114,17 +136,45 @@ def parse_rule(text: str, effect: Effect, origin: Origin) -> Rule:
         )
     tool, pattern = match.group(1), match.group(2)
     if tool.startswith("mcp__") and pattern is None:
-        return Rule(effect, tool, None, origin)  # an MCP tool, a server (`mcp__github`) or a glob of them
-    if tool not in TOOLS:
-        raise ConfigError(
-            f"Permission rule {text!r} ({origin}) names an unknown tool; the tools are {', '.join(TOOLS)} "
-            "and mcp__<server>__<tool>."
-        )
+        return (Rule(effect, tool, None, origin),)  # an MCP tool, a server (`mcp__github`) or a glob of them
     if pattern is not None:
         pattern = pattern.strip()
         if not pattern:
             raise ConfigError(f"Permission rule {text!r} ({origin}) has an empty pattern; write just {tool!r}.")
-    return Rule(effect, tool, pattern, origin)
+    if tool in CLAUDE_WITHOUT_COUNTERPART:
+        return (Rule(effect, tool, pattern, origin),)
+    if tool in CLAUDE_TOOLS:
+        covered = CLAUDE_TOOLS[tool]
+        pattern = None if pattern is None else _claude_pattern(covered[0], pattern)
+        return tuple(Rule(effect, name, pattern, origin) for name in covered)
+    if tool not in TOOLS:
+        raise ConfigError(
+            f"Permission rule {text!r} ({origin}) names an unknown tool; the tools are {', '.join(TOOLS)} "
+            "(or Claude Code's Bash, Read, Write, Edit, WebFetch) and mcp__<server>__<tool>."
+        )
+    return (Rule(effect, tool, pattern, origin),)
+
+
+def parse_rule(text: str, effect: Effect, origin: Origin) -> Rule:
+    """The rule a written rule stands for, where it stands for one (Claude Code's `Edit(...)` stands for two)."""
+    rules = parse_rules(text, effect, origin)
+    if len(rules) != 1:
+        raise ConfigError(f"Permission rule {text!r} ({origin}) stands for {len(rules)} rules here.")
+    return rules[0]
+
+
+def _claude_pattern(tool: str, pattern: str) -> str:
+    """A pattern in Claude Code's spelling, in this rule language."""
+    if tool == BASH and pattern.endswith(":*"):  # its prefix form: the command, or it followed by anything
+        return pattern[:-2].rstrip() + " *"
+    if tool == WEB_FETCH and pattern.startswith("domain:"):
+        return pattern[len("domain:") :].strip()
+    if tool in FILE_TOOLS:
+        if pattern.startswith("//"):  # an absolute path
+            return "/" + pattern.lstrip("/")
+        if pattern.startswith("/"):  # relative to the settings file: the project here
+            return "./" + pattern.lstrip("/")
+    return pattern
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ def test_bad_front_matter_is_one_line_naming_the_file_and_the_body_still_works(t
 
 
 def test_an_allowed_tools_entry_that_is_no_rule_is_left_out_and_reported(tmp_path):
-    path = write(tmp_path / "x.md", "---\nallowed-tools: Grep, bash(ls *), nonsense((\n---\nx")
+    path = write(tmp_path / "x.md", "---\nallowed-tools: Teleport, bash(ls *), nonsense((\n---\nx")
     command = read_command(path, "/x", "project")
     assert [rule.text for rule in command.rules.rules] == ["bash(ls *)"]
     assert len(command.problems) == 2 and all(str(path) in problem for problem in command.problems)

@@ -84,6 +84,14 @@ def test_a_project_file_cannot_route_the_key_or_loosen_the_mode(layout):
     assert resolve(env, {}, cwd=layout.project).settings.permission_mode == "plan"
 
 
+def test_claude_code_s_mode_spellings_mean_the_same_modes_and_a_project_still_cannot_loosen(layout):
+    env = layout('permission_mode = "acceptEdits"\n')
+    assert resolve(env, {}, cwd=layout.project).settings.permission_mode == "accept-edits"
+    env = layout("", 'permission_mode = "bypassPermissions"\n')
+    resolved = resolve(env, {}, cwd=layout.project)
+    assert resolved.settings.permission_mode == "default" and "Ignored" in resolved.notices[0]
+
+
 @pytest.mark.parametrize(
     ("user", "message"),
     [

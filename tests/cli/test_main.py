@@ -24,6 +24,16 @@ def test_bad_flags_are_usage_errors(run_cli, api):
     assert done.returncode == 2 and "permission mode" in done.stderr.decode()
 
 
+def test_claude_code_s_permission_mode_spellings_are_accepted(run_cli, api, tmp_path):
+    api.script(answer(tool_use("write_file", {"path": "a.txt", "content": "x\n"})), answer("Written."))
+    done = run_cli(["-p", "write it", "--permission-mode", "acceptEdits"], api)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "a.txt").read_text() == "x\n"
+    api.script(answer("Fine."))
+    done = run_cli(["-p", "x", "--permission-mode", "bypassPermissions"], api)
+    assert done.returncode == 0 and "every tool call runs without asking" in done.stderr.decode()
+
+
 def test_text_progress_is_one_line_per_tool_call_with_the_exit_status_of_commands(run_cli, api, tmp_path):
     calls = [
         tool_use("bash", {"command": "echo hi"}, id="ok"),

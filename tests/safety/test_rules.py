@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mini_agent.cli.config import resolve
 from mini_agent.config_files import project_config, rules_in
 from mini_agent.errors import ConfigError
-from mini_agent.safety.rules import Origin, Rule, parse_rule
+from mini_agent.safety.rules import CLAUDE_WITHOUT_COUNTERPART, Origin, Rule, parse_rule, parse_rules
 
 FLAG = Origin("flag", "--allow")
 ROOT, HOME = Path("/work/repo"), Path("/home/u")
@@ -38,7 +38,7 @@ def test_the_written_form(text, tool, pattern):
     assert parse_rule(parsed.text, "allow", FLAG) == parsed
 
 
-@pytest.mark.parametrize("text", ["", "bash(", "bash()", "Bash(ls)", "rm(-rf)", "bash ls", "(ls)", "bash(x) extra"])
+@pytest.mark.parametrize("text", ["", "bash(", "bash()", "BASH(ls)", "rm(-rf)", "bash ls", "(ls)", "bash(x) extra"])
 def test_malformed_rules_are_config_errors_that_say_the_syntax(text):
     with pytest.raises(ConfigError) as error:
         rule(text)
@@ -191,3 +191,66 @@ def test_a_broken_config_file_is_a_clear_error_naming_the_file(tmp_path, content
 def test_a_single_string_is_one_rule():
     rules = rules_in({"permissions": {"allow": "bash(ls)"}}, Origin("user", "x"))
     assert [r.text for r in rules.rules] == ["bash(ls)"]
+
+
+# --- Claude Code's spelling means the same here ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claude", "ours"),
+    [
+        ("Bash", ["bash"]),
+        ("Bash(npm run test:*)", ["bash(npm run test *)"]),
+        ("Bash(git log *)", ["bash(git log *)"]),
+        ("Read", ["read_file"]),
+        ("Read(./src/**)", ["read_file(./src/**)"]),
+        ("Read(~/notes/*)", ["read_file(~/notes/*)"]),
+        ("Read(//etc/hosts)", ["read_file(/etc/hosts)"]),
+        ("Edit(/src/**/*.ts)", ["edit_file(./src/**/*.ts)", "write_file(./src/**/*.ts)"]),
+        ("MultiEdit", ["edit_file", "write_file"]),
+        ("Write(out/*.txt)", ["write_file(out/*.txt)"]),
+        ("WebFetch(domain:docs.python.org)", ["web_fetch(docs.python.org)"]),
+        ("WebFetch", ["web_fetch"]),
+    ],
+)
+def test_a_rule_in_claude_code_s_spelling_stands_for_the_same_rules_here(claude, ours):
+    assert [parsed.text for parsed in parse_rules(claude, "allow", FLAG)] == ours
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [("npm run test", True), ("npm run test --watch", True), ("npm run testing", False), ("npm run build", False)],
+)
+def test_claude_code_s_prefix_form_keeps_the_word_boundary(command, expected):
+    assert rule("Bash(npm run test:*)").matches_command(command) is expected
+
+
+def test_claude_code_s_path_forms_absolute_home_and_project():
+    assert rule("Read(//etc/hosts)").matches_path("read_file", Path("/etc/hosts"), ROOT, HOME)
+    assert rule("Read(/src/**)").matches_path("read_file", ROOT / "src/a.py", ROOT, HOME)
+    assert not rule("Read(/src/**)").matches_path("read_file", Path("/src/a.py"), ROOT, HOME)
+    assert rule("Read(~/.aws/**)").matches_path("read_file", HOME / ".aws/credentials", ROOT, HOME)
+    edit, write = parse_rules("Edit(docs/)", "deny", FLAG)
+    assert edit.matches_path("edit_file", ROOT / "docs/a.md", ROOT, HOME)
+    assert write.matches_path("write_file", ROOT / "docs/a.md", ROOT, HOME)
+
+
+@pytest.mark.parametrize("name", sorted(CLAUDE_WITHOUT_COUNTERPART))
+def test_a_claude_code_tool_without_a_counterpart_is_accepted_and_matches_nothing(name):
+    kept = rule(f"{name}(anything)", "deny")
+    assert kept.tool == name and not kept.matches_command("anything")
+    for tool in ("read_file", "write_file", "edit_file"):
+        assert not kept.matches_path(tool, ROOT / "anything", ROOT, HOME)
+    assert not kept.matches_url("https://anything/", "anything")
+
+
+def test_claude_code_s_rules_work_in_config_files_and_flags(tmp_path):
+    table = {"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Edit(./secrets/**)"]}}
+    rules = rules_in(table, Origin("user", str(tmp_path / "config.toml")))
+    assert [r.text for r in rules.rules] == [
+        "edit_file(./secrets/**)",
+        "write_file(./secrets/**)",
+        "bash(npm run test *)",
+    ]
+    flags = resolve({}, {}, allow=["Read(//opt/data/**)"], deny=["WebFetch(domain:evil.test)"], files=False)
+    assert {r.text for r in flags.settings.rules.rules} >= {"read_file(/opt/data/**)", "web_fetch(evil.test)"}

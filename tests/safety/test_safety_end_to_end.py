@@ -218,3 +218,20 @@ def test_ordinary_work_in_auto_mode_runs_without_a_question(run_cli, api, repo, 
     assert log.stdout.strip() == "Say hello to the world"
     assert (repo / "build" / "app.py").read_text() == "print('hello, world')\n"
     assert "!" not in done.stderr.decode().replace("!=", "")  # nothing to tell the human: ordinary work
+
+
+def test_claude_code_s_rule_spelling_works_in_flags(run_cli, api, repo):
+    """`Bash(touch:*)` lets a command through in default mode as `bash(touch *)` would; `Read(./README.md)` denies."""
+    api.script(
+        answer(
+            tool_use("bash", {"command": "touch made.txt"}, id="touch"),
+            tool_use("read_file", {"path": "README.md"}, id="read"),
+        ),
+        answer("Done."),
+    )
+    flags = ["--allow", "Bash(touch:*)", "--deny", "Read(./README.md)"]
+    done = run_cli(["-p", "go", *flags], api, cwd=repo)
+    assert done.returncode == 4, done.stderr  # a call was refused
+    touched, read = results(api, 1)
+    assert not touched.get("is_error") and (repo / "made.txt").exists()
+    assert read["is_error"] and "read_file(./README.md)" in read["content"]

@@ -58,7 +58,9 @@ def test_a_command_files_allowed_tools_and_an_agent_files_tools_name_a_tool_by_i
     path = settings.cwd / "c.md"
     path.write_text(f"---\nallowed-tools: {declared.alias}\n---\nbody\n")
     command = read_command(path, "/c", "user")
-    assert [rule.text for rule in command.rules.rules] == [declared.name] and command.problems == ()
+    # Claude Code's Edit stands for both tools that edit files, as its Edit rules cover every editing tool.
+    covered = [declared.name, "write_file"] if declared.alias == "Edit" else [declared.name]
+    assert [rule.text for rule in command.rules.rules] == covered and command.problems == ()
 
     agents = settings.cwd / ".mini-agent" / "agents"
     agents.mkdir(parents=True)
@@ -69,7 +71,7 @@ def test_a_command_files_allowed_tools_and_an_agent_files_tools_name_a_tool_by_i
 
 def test_an_alias_is_written_only_where_its_tool_is_declared():
     aliases = {item.alias for item in every_tool()}
-    declaring = {"tools", "subagents/task_tool.py"}
+    declaring = {"tools", "subagents/task_tool.py", "safety/rules.py"}  # the rules' Claude spelling: see below
     found = []
     for path in PACKAGE.rglob("*.py"):
         where = path.relative_to(PACKAGE).as_posix()
@@ -79,6 +81,16 @@ def test_an_alias_is_written_only_where_its_tool_is_declared():
             if isinstance(node, ast.Constant) and node.value in aliases:
                 found.append(f"{where}:{node.lineno} {node.value!r}")
     assert found == []
+
+
+def test_the_rules_claude_spelling_agrees_with_the_tools_aliases():
+    """The rule language (below the tools) has its own table of Claude Code's names; each built-in tool's alias
+    names it first there, and the task tool's is one the rules accept and keep inert (no rules cover sub-agents)."""
+    from mini_agent.safety.rules import CLAUDE_TOOLS, CLAUDE_WITHOUT_COUNTERPART
+
+    assert {item.alias: CLAUDE_TOOLS[item.alias][0] for item in BUILTIN} == {item.alias: item.name for item in BUILTIN}
+    assert set(CLAUDE_TOOLS) - {item.alias for item in BUILTIN} == {"MultiEdit"}
+    assert task_tool().alias in CLAUDE_WITHOUT_COUNTERPART
 
 
 def test_no_layer_above_the_tools_writes_a_built_in_tools_name():
