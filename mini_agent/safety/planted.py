@@ -1,5 +1,5 @@
 """Noticing what a tool call planted for later: the project's mini-agent configuration and definitions
-(`.mini-agent/`, `.mcp.json`, `.claude/commands/`) and the running installation (installation.py), looked at
+(agent_files.py: `.mini-agent/`, `.mcp.json`, `.claude/`) and the running installation (installation.py), looked at
 before and after each call that may change files, whether it ran in the sandbox or outside it.
 
 Noticing is for the human: what grants permissions in a project's files is obeyed only once trusted (trust.py),
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mini_agent.safety.agent_files import AGENT_FILES
 from mini_agent.safety.installation import inside_installation, startup_state, watched
 from mini_agent.safety.sandbox.watch import Fingerprint, look
 from mini_agent.safety.workspace import project_dirs
 
-PROJECT_PLACES = ((".mini-agent", 3), (".mcp.json", 0), (".claude/commands", 3))
+PROJECT_PLACES = AGENT_FILES
 """Where a project's file may grant something, with how many directory levels a change is looked for."""
 
 

@@ -154,9 +154,9 @@ class Workspace:
         parts = path.parts
         if any(within(path, place) for place in self.config_files) or ".mini-agent" in parts:
             return "it is the agent's own configuration"
-        if path.name == ".mcp.json" or any(parts[i : i + 2] == (".claude", "commands") for i in range(len(parts))):
-            # what the user runs later: MCP servers' commands, slash commands with their allowed-tools
-            return "it is the agent's own configuration (MCP servers or custom commands)"
+        if path.name == ".mcp.json" or ".claude" in parts:
+            # what the user runs later: MCP servers' commands, commands' allowed-tools, agents, skills, hooks
+            return "it is the agent's own configuration (MCP servers, commands, agents, skills or settings)"
         if ".git" in parts[:-1] or (parts and parts[-1] == ".git"):
             return "it is inside a .git directory (the repository's internals)"
         if any(within(path, private) for private in self.private):

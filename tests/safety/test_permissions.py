@@ -97,6 +97,10 @@ def test_modes_for_files_and_fetches(workspace, mode, tool, arguments, expected)
         ".mcp.json",
         ".claude/commands/deploy.md",
         "sub/.claude/commands/x/y.md",
+        ".claude/agents/reviewer.md",
+        ".claude/skills/pdf/SKILL.md",
+        ".claude/settings.json",
+        "~/.claude/settings.json",
     ],
 )
 def test_writes_outside_the_workspace_or_to_protected_places_ask_in_every_mode(workspace, mode, path):

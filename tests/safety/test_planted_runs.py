@@ -75,7 +75,7 @@ def test_a_config_a_command_planted_is_not_obeyed_by_the_next_run_and_the_human_
 def test_a_custom_command_planted_gets_no_allowed_tools_until_trusted(run_cli, api, project):
     told = plant(run_cli, api, project, PLANT_COMMAND)
     assert (project / ".claude" / "commands" / "mk.md").exists()
-    assert "Changed during that call" in told and ".claude/commands" in told
+    assert "Changed during that call" in told and ".claude" in told
     api.script(answer(tool_use("bash", {"command": "touch made.txt"})), answer("Done."))
     done = run_cli(["-p", "/mk"], api, cwd=project)
     err = done.stderr.decode()

@@ -121,12 +121,15 @@ def test_workspace_write_keeps_git_hooks_config_and_agent_config_read_only(force
     conf = confinement(layout, "workspace-write")
     text, code = run("echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo x > .mini-agent/config.toml; "
                      "echo x > .claude/commands/ship.md; echo x > .claude/commands/new.md; echo x > .mcp.json; "
+                     "echo x > .claude/settings.json; mkdir -p .claude/skills/s; "
                      "echo ok > fine.txt", conf)  # fmt: skip
     assert not (layout["project"] / ".git" / "hooks" / "pre-commit").exists()
     assert (layout["project"] / ".git" / "config").read_text() == "[core]\n"
     assert (layout["project"] / ".mini-agent" / "config.toml").read_text() == "[permissions]\n"
     assert (layout["project"] / ".claude" / "commands" / "ship.md").read_text() == "Ship it.\n"
     assert not (layout["project"] / ".claude" / "commands" / "new.md").exists()
+    assert not (layout["project"] / ".claude" / "settings.json").exists()
+    assert not (layout["project"] / ".claude" / "skills").exists()
     assert (layout["project"] / ".mcp.json").read_text() == "{}\n"
     assert (layout["project"] / "fine.txt").exists()
     assert "Read-only file system" in text
@@ -154,7 +157,7 @@ def test_changes_the_mechanism_could_not_block_are_reported(forced, layout):
         launch.cleanup()
     project = layout["project"].resolve()
     assert project / ".mini-agent" in changes and project / "fine.txt" not in changes
-    assert project / ".mcp.json" in changes and project / ".claude" / "commands" in changes
+    assert project / ".mcp.json" in changes and project / ".claude" in changes
     assert (".git/hooks" in git.put_back) == (forced == "landlock")  # and put back as it was: empty
     assert not (project / ".git" / "hooks" / "pre-commit").exists()
 

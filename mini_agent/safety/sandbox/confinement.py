@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from mini_agent.safety import gitrepo
+from mini_agent.safety.agent_files import AGENT_FILE_NAMES
 from mini_agent.safety.credential_places import NOT_SECRET, SANDBOX_HIDDEN
 from mini_agent.safety.sandbox import listings
 from mini_agent.safety.sandbox.gitkeep import KEEP
@@ -27,9 +28,10 @@ LEVELS: tuple[Level, ...] = ("read-only", "workspace-write")
 HIDDEN_IN_HOME = SANDBOX_HIDDEN
 """Credential places under home that no confined command may read, at any level: the policy's own list
 (credential_places.py), histories and mini-agent's data included."""
-READ_ONLY_IN_ROOT = (".mini-agent", ".mcp.json", ".claude/commands")
-"""Inside the writable project root: an MCP server or a custom command's allowed-tools written here runs later,
-outside any sandbox. So do the git dir's control paths (`gitrepo.CONTROL`: config, hooks, commondir...)."""
+READ_ONLY_IN_ROOT = AGENT_FILE_NAMES
+"""Inside the writable project root: an MCP server, a custom command's allowed-tools, an agent or a skill written
+here runs later, outside any sandbox (agent_files.py). So do the git dir's control paths (`gitrepo.CONTROL`:
+config, hooks, commondir...)."""
 ENV_PREFIX = ".env"
 """Environment files beside the project (`.env*` in home and in the root's ancestors) hold other projects'
 secrets."""
