@@ -59,3 +59,20 @@ def wants_thinking_back(family: str) -> bool:
     """Whether thinking blocks go back even without a signature: DeepSeek's thinking mode (its default) rejects
     a turn with tool calls whose thinking was left out; elsewhere an unsigned thinking block is rejected."""
     return family == "deepseek"
+
+
+CLAUDE_MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
+"""The model names Claude Code's agent files use, as the newest model of each kind."""
+
+
+def model_for_agent(written: str, main: str) -> str:
+    """The model an agent file's `model:` means beside the main model: `inherit` is the main model; `sonnet`,
+    `opus` and `haiku` are Claude Code's names, meant for Anthropic's ids, so on an endpoint whose models are
+    named otherwise (the main model is not a `claude-` id) the agent uses the main model; any other name as
+    written."""
+    if written == "inherit":
+        return main
+    alias = CLAUDE_MODEL_ALIASES.get(written.lower())
+    if alias is None:
+        return written
+    return alias if main.startswith("claude-") else main

@@ -1,5 +1,10 @@
-"""Named sub-agents: `.mini-agent/agents/*.md` files, front matter (description, tools, model) and a body that
-is added to the sub-agent's system prompt. The project's directory wins over the user's on a name clash."""
+"""Named sub-agents: `.mini-agent/agents/*.md` files (and Claude Code's `.claude/agents/*.md`), front matter
+(description, tools, model) and a body that is added to the sub-agent's system prompt. The project's directories
+win over the user's on a name clash, and mini-agent's own over Claude Code's.
+
+Claude Code's agent files load as written: its other front matter keys (color, permissionMode, hooks, ...) are
+accepted and left unused, `disallowedTools` takes tools away, and its model names (`sonnet`, `opus`, `haiku`,
+`inherit`) are resolved where the agent runs (delegation.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,19 @@ from pathlib import Path
 from mini_agent.commands.files import split_front_matter
 
 AGENTS_DIR = Path(".mini-agent") / "agents"
-FIELDS = ("name", "description", "tools", "model")
+CLAUDE_AGENTS_DIR = Path(".claude") / "agents"
+FIELDS = ("name", "description", "tools", "model", "disallowedtools")
+CLAUDE_FIELDS = (
+    "color", "permissionmode", "hooks", "skills", "mcpservers", "memory", "effort", "maxturns", "background",
+    "isolation", "initialprompt",
+)  # fmt: skip
+"""Claude Code's other agent keys: accepted, not used here (a sub-agent's mode and hooks are always its
+parent's)."""
+
+
+def agent_dirs(cwd: Path, user_dir: Path, home: Path) -> tuple[Path, ...]:
+    """Where agent files are read, the first winning a name."""
+    return (cwd / AGENTS_DIR, cwd / CLAUDE_AGENTS_DIR, user_dir / "agents", home / CLAUDE_AGENTS_DIR)
 
 
 @dataclass(frozen=True)
@@ -20,6 +37,8 @@ class AgentDefinition:
     """The body of the file: added to the sub-agent's system prompt."""
     tools: tuple[str, ...] | None = None
     """The tools it may use (never `task`); None: every tool the main agent has."""
+    withheld: tuple[str, ...] = ()
+    """Tools it may not use even so (Claude Code's `disallowedTools`)."""
     model: str | None = None
     """A model id for this agent; None: the main agent's model."""
     path: Path | None = None
@@ -43,17 +62,22 @@ def parse_front_matter(text: str) -> tuple[dict[str, str | list[str]], str]:
     return read, body.strip()
 
 
+def _names(value: str | list[str] | None) -> list[str] | None:
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
 def definition_of(path: Path, text: str) -> AgentDefinition:
     fields, body = parse_front_matter(text)
-    unknown = sorted(set(fields) - set(FIELDS))
+    unknown = sorted(set(fields) - set(FIELDS) - set(CLAUDE_FIELDS))
     if unknown:
         raise DefinitionError(f"unknown front matter keys: {', '.join(unknown)} (known: {', '.join(FIELDS)})")
     description = fields.get("description")
     if not isinstance(description, str) or not description:
         raise DefinitionError("the front matter needs a 'description': the model picks agents by it")
-    tools = fields.get("tools")
-    if isinstance(tools, str):
-        tools = [item.strip() for item in tools.split(",") if item.strip()]
+    tools = _names(fields.get("tools"))
+    withheld = _names(fields.get("disallowedtools")) or []
     model = fields.get("model")
     name = fields.get("name") or path.stem
     if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
@@ -63,6 +87,7 @@ def definition_of(path: Path, text: str) -> AgentDefinition:
         description=" ".join(description.split()),
         prompt=body,
         tools=tuple(tools) if tools is not None else None,
+        withheld=tuple(withheld),
         model=model if isinstance(model, str) and model else None,
         path=path,
     )

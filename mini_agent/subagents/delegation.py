@@ -7,12 +7,14 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.agent import Agent
 from mini_agent.conversation import Session
 from mini_agent.errors import MiniAgentError, TurnAborted
 from mini_agent.events import Event, SubAgentEvent, TextDelta, ToolFinished
+from mini_agent.model.endpoints import model_for_agent
 from mini_agent.subagents.definitions import AgentDefinition
 from mini_agent.subagents.task_tool import TASK
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, ToolRegistry
@@ -128,10 +130,16 @@ class Delegation:
     def _child(self, parent: Agent, definition: AgentDefinition | None, emit) -> Agent:
         """A fresh agent: its own conversation and files read, the parent's provider, mode and rules."""
         settings = parent.settings
-        if definition is not None and definition.model:
-            settings = replace(settings, model=definition.model)
+        model = definition.model if definition is not None else None
+        if model:
+            settings = replace(settings, model=model_for_agent(model, settings.model))
         allowed = definition.tools if definition is not None else None
-        tools = [t for t in parent.registry if t.name != TASK and (allowed is None or t.name in allowed)]
+        withheld = definition.withheld if definition is not None else ()
+        tools = [
+            t
+            for t in parent.registry
+            if t.name != TASK and (allowed is None or t.name in allowed) and t.name not in withheld
+        ]
         ctx = ToolContext(cwd=parent.ctx.cwd, data_dir=parent.ctx.data_dir, secrets=parent.secrets)
         static = f"{parent.static_prompt}\n\n{ROLE}"
         if definition is not None and definition.prompt:
@@ -191,26 +199,37 @@ def _last_words(session: Session) -> str:
     return ""
 
 
+def _tool_names(
+    registry: ToolRegistry, listed: tuple[str, ...] | None, definition, problems: list[str]
+) -> tuple[str, ...] | None:
+    from mini_agent.safety.rules import CLAUDE_WITHOUT_COUNTERPART
+
+    if listed is None:
+        return None
+    found = {name: registry.named(name) for name in listed if name not in CLAUDE_WITHOUT_COUNTERPART}
+    unknown = [name for name, tool in found.items() if tool is None]
+    if unknown:
+        problems.append(f"{definition.path}: unknown tools {', '.join(unknown)} left out")
+    return tuple(dict.fromkeys(tool.name if tool else name for name, tool in found.items()))
+
+
 def with_subagents(registry: ToolRegistry, settings) -> tuple[ToolRegistry, Delegation, list[str]]:
     """The registry with the `task` tool added, the Delegation to attach to the agent once built, and a line
     per agent definition that could not be used."""
-    from mini_agent.subagents.definitions import AGENTS_DIR, load_definitions
+    from mini_agent.subagents.definitions import agent_dirs, load_definitions
     from mini_agent.subagents.task_tool import task_tool
 
-    definitions, problems = load_definitions(settings.cwd / AGENTS_DIR, settings.user_dir / "agents")
+    definitions, problems = load_definitions(*agent_dirs(settings.cwd, settings.user_dir, Path.home()))
     tools = list(registry)
     for name, definition in definitions.items():
-        if definition.tools is None:
-            continue
         # A tool by its name or its alias (`Read`, as agent files written for Claude Code say), as hooks and
         # command files name it: kept by its name, so everything downstream compares names. A name no tool has
-        # yet stays as written: it gives nothing now, and the agent is not taken for read-only.
-        found = {listed: registry.named(listed) for listed in definition.tools}
-        unknown = [listed for listed, tool in found.items() if tool is None]
-        if unknown:
-            problems.append(f"{definition.path}: unknown tools {', '.join(unknown)} left out")
-        names = tuple(dict.fromkeys(tool.name if tool else listed for listed, tool in found.items()))
-        definitions[name] = replace(definition, tools=names)
+        # yet stays as written: it gives nothing now, and the agent is not taken for read-only. Claude Code's
+        # tools with no counterpart here (Grep, Glob, ...) are left out without a word.
+        withheld = _tool_names(registry, definition.withheld, definition, problems) or ()
+        named = _tool_names(registry, definition.tools, definition, problems)
+        named = None if named is None else tuple(name for name in named if name not in withheld)
+        definitions[name] = replace(definition, tools=named, withheld=withheld)
     delegation = Delegation(definitions)
     risks = {tool.name: tool.risk for tool in tools}
     return ToolRegistry([*tools, task_tool(delegation.run, definitions, risks)]), delegation, problems

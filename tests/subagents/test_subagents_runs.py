@@ -264,3 +264,52 @@ def test_an_agent_file_names_its_tools_as_claude_code_does_and_gets_them(api, se
     )
     agent.run_turn("delegate")
     assert tool_names(api.message_requests[1]) == ["read_file", "bash"]
+
+
+CLAUDE_REVIEWER = """---
+name: code-reviewer
+description: Reviews code for quality and security.
+tools: Read, Grep, Glob, Bash
+disallowedTools: Bash
+model: sonnet
+color: blue
+permissionMode: plan
+---
+You are a senior code reviewer.
+"""
+
+
+def test_claude_code_s_agent_files_load_as_written(api, settings_for, tmp_path):
+    """`.claude/agents/*.md` with Claude Code's keys: its tools without a counterpart (Grep, Glob) and keys with
+    no use here (color, permissionMode) pass without a word; `disallowedTools` takes Bash away; `sonnet` is the
+    newest Sonnet beside a Claude main model. `.mini-agent/agents/` wins a name over `.claude/agents/`."""
+    claude = tmp_path / ".claude" / "agents"
+    claude.mkdir(parents=True)
+    (claude / "code-reviewer.md").write_text(CLAUDE_REVIEWER)
+    (claude / "shared.md").write_text("---\ndescription: from .claude\n---\n")
+    ours = tmp_path / ".mini-agent" / "agents"
+    ours.mkdir(parents=True)
+    (ours / "shared.md").write_text("---\ndescription: from .mini-agent\n---\n")
+    agent, _, problems = make_agent(api, settings_for, lambda request: None)
+    assert problems == []
+    task = agent.registry.get("task")
+    assert "from .mini-agent" in task.description and "from .claude" not in task.description
+    assert task.concurrent({"agent": "code-reviewer"}) is True  # read_file only: read-only
+    api.script(
+        answer(tool_use("task", {"description": "review", "prompt": "Review it.", "agent": "code-reviewer"})),
+        answer("Looks fine."),
+        answer("Reviewed."),
+    )
+    agent.run_turn("review")
+    child = api.message_requests[1]
+    assert tool_names(child) == ["read_file"] and child["model"] == "claude-sonnet-5-5"
+    assert "You are a senior code reviewer." in json.dumps(child["system"])
+
+
+def test_claude_code_s_model_names_resolve_beside_the_main_model():
+    from mini_agent.model.endpoints import model_for_agent
+
+    assert model_for_agent("inherit", "claude-opus-5") == "claude-opus-5"
+    assert model_for_agent("haiku", "claude-opus-5") == "claude-haiku-5-5"
+    assert model_for_agent("opus", "qwen3-coder") == "qwen3-coder"  # another endpoint's names: the main model
+    assert model_for_agent("claude-small", "qwen3-coder") == "claude-small"
