@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -120,6 +121,8 @@ class Agent:
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.delegated = Usage()
         """Tokens this turn's sub-agents used: they count in the turn's usage (subagents/ adds them)."""
+        self.api_seconds = 0.0
+        """Time spent waiting on the model since this agent was made (its requests, retries included)."""
         self.before_change = before_change
         """Called before each tool that may change files runs (write, exec and MCP tools): the undo snapshot."""
         self.mcp = mcp
@@ -230,6 +233,7 @@ class Agent:
     def _complete(self) -> Reply:
         """One model request; "prompt is too long" compacts the conversation and tries once more."""
         self._streamed = []
+        started = time.monotonic()
         try:
             try:
                 reply = self.provider.complete(self.request(), self.emit)
@@ -250,6 +254,8 @@ class Agent:
         except BaseException:
             self._streamed = None
             raise
+        finally:
+            self.api_seconds += time.monotonic() - started
         self._streamed = None
         return reply
 

@@ -102,7 +102,7 @@ def run_once(
     return status
 
 
-SUBTYPES = {
+OUTCOMES = {
     ExitStatus.SUCCESS: "success",
     ExitStatus.ERROR: "error",
     ExitStatus.USAGE: "error",
@@ -110,6 +110,39 @@ SUBTYPES = {
     ExitStatus.DENIED: "permission_denied",
     ExitStatus.INTERRUPTED: "interrupted",
 }
+"""mini-agent's own name for how a run ended (`outcome`)."""
+SUBTYPES = {
+    ExitStatus.SUCCESS: "success",
+    ExitStatus.DENIED: "success",  # the model finished; the refusals are in permission_denials
+    ExitStatus.STEP_LIMIT: "error_max_turns",
+}
+"""Claude Code's names (`subtype`), so scripts written for `claude -p` read the same; anything else is its
+`error_during_execution`."""
+
+
+def ended(status: ExitStatus) -> dict:
+    return {"subtype": SUBTYPES.get(status, "error_during_execution"), "outcome": OUTCOMES.get(status, "error")}
+
+
+def spent(agent: Agent) -> tuple[float | None, dict]:
+    """The run's cost, each model's usage at its own prices (None when no model used has a price), and Claude
+    Code's `modelUsage` map."""
+    from mini_agent.model.pricing import cost
+
+    by_model = agent.session.usage_by_model or {agent.settings.model: agent.session.usage}
+    costs = {model: cost(model, usage) for model, usage in by_model.items()}
+    models = {
+        model: {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "cacheReadInputTokens": usage.cache_read_input_tokens,
+            "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+            "costUSD": costs[model],
+        }
+        for model, usage in by_model.items()
+    }
+    known = [money for money in costs.values() if money is not None]
+    return (round(sum(known), 6) if known else None), models
 
 
 def result_record(
@@ -123,9 +156,10 @@ def result_record(
 ) -> dict:
     """The `json` output object, also the last line of `stream-json`; the schema is documented in README.md."""
     usage = agent.session.usage
+    total_cost, model_usage = spent(agent)
     return {
         "type": "result",
-        "subtype": SUBTYPES.get(status, "error"),
+        **ended(status),
         "is_error": status != ExitStatus.SUCCESS,
         "exit_code": int(status),
         "result": result.text if result else "",
@@ -133,8 +167,12 @@ def result_record(
         "stop_reason": result.stop_reason if result else None,
         "steps": result.steps if result else steps,
         "duration_ms": round(duration * 1000),
+        "duration_api_ms": round(agent.api_seconds * 1000),
+        "num_turns": result.steps if result else steps,
+        "total_cost_usd": total_cost,
         "model": agent.settings.model,
         "usage": usage.to_dict(),
+        "modelUsage": model_usage,
         "context_tokens": agent.session.last_usage.context_tokens if agent.session.last_usage else 0,
         "context_window": agent.window(),
         "compactions": agent.session.compactions,
@@ -160,7 +198,7 @@ def failure_record(error: str, status: ExitStatus, model: str | None, duration: 
     same keys a run's result has, so a script reads one shape."""
     return {
         "type": "result",
-        "subtype": SUBTYPES.get(status, "error"),
+        **ended(status),
         "is_error": True,
         "exit_code": int(status),
         "result": "",
@@ -168,8 +206,12 @@ def failure_record(error: str, status: ExitStatus, model: str | None, duration: 
         "stop_reason": None,
         "steps": 0,
         "duration_ms": round(duration * 1000),
+        "duration_api_ms": 0,
+        "num_turns": 0,
+        "total_cost_usd": 0.0,
         "model": model,
         "usage": Usage().to_dict(),
+        "modelUsage": {},
         "context_tokens": 0,
         "context_window": None,
         "compactions": 0,

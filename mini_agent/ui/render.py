@@ -38,6 +38,9 @@ def denial_record(event: ToolDenied) -> dict:
         "tool": event.name,
         "input": key_argument(event.tool, event.input),
         **event.denial.to_dict(),
+        # Claude Code's two fields, for scripts written for `claude -p`: its tool name where the tool has one.
+        "tool_name": (event.tool.alias if event.tool is not None else None) or event.name,
+        "tool_input": event.input,
     }
 
 

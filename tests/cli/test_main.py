@@ -76,7 +76,8 @@ def test_the_step_limit_has_its_own_exit_code(run_cli, api):
     done = run_cli(["-p", "loop", "--max-steps", "1", "--output-format", "json"], api)
     assert done.returncode == 3
     record = json.loads(done.stdout)
-    assert record["subtype"] == "step_limit" and "--max-steps" in record["error"]
+    assert (record["subtype"], record["outcome"]) == ("error_max_turns", "step_limit")
+    assert "--max-steps" in record["error"]
 
 
 @pytest.mark.parametrize(
@@ -149,7 +150,8 @@ def test_a_refused_call_is_reported_in_json_and_in_the_exit_status(run_cli, api,
     assert done.returncode == 4, done.stderr
     assert not (tmp_path / "made-by-bash").exists() and not (tmp_path / "out.txt").exists()
     record = json.loads(done.stdout)
-    assert (record["subtype"], record["exit_code"], record["is_error"]) == ("permission_denied", 4, True)
+    assert (record["outcome"], record["exit_code"], record["is_error"]) == ("permission_denied", 4, True)
+    assert record["subtype"] == "success"  # Claude Code's name: the model finished; the refusals are listed
     assert record["result"] == "I could not make either file."
     bash, write = record["permission_denials"]
     assert {k: bash[k] for k in ("tool_use_id", "tool", "input", "kind")} == {
@@ -158,11 +160,33 @@ def test_a_refused_call_is_reported_in_json_and_in_the_exit_status(run_cli, api,
         "input": "touch made-by-bash",
         "kind": "approval",
     }
+    # Claude Code's fields beside them: its tool name, and the whole input.
+    assert (bash["tool_name"], bash["tool_input"]) == ("Bash", {"command": "touch made-by-bash"})
+    assert (write["tool_name"], write["tool_input"]) == ("Write", {"path": "out.txt", "content": "x"})
+
     assert "--permission-mode auto" in bash["allow"] and bash["reason"] and bash["rule"] is None
     assert write["tool"] == "write_file" and write["input"] == "out.txt"
     assert "--permission-mode accept-edits" in write["allow"]
     sent = api.message_requests[1]["messages"][-1]["content"][0]["content"]
     assert bash["message"] == sent  # the model and the script read the same refusal
+
+
+def test_json_output_carries_claude_code_s_fields(run_cli, api):
+    """total_cost_usd prices each model's usage at its own rates; duration_api_ms is the time spent on requests;
+    num_turns counts them, as `claude -p --output-format json` does."""
+    api.script(
+        answer(tool_use("read_file", {"path": "nothing.txt"}), usage={"input_tokens": 1000, "output_tokens": 100}),
+        answer("Done.", usage={"input_tokens": 2000, "output_tokens": 200}),
+    )
+    done = run_cli(["-p", "go", "--output-format", "json", "--model", "claude-sonnet-5-5"], api)
+    record = json.loads(done.stdout)
+    assert (record["subtype"], record["outcome"], record["num_turns"]) == ("success", "success", 2)
+    assert record["total_cost_usd"] == pytest.approx((3000 * 2 + 300 * 10) / 1_000_000)
+    assert record["modelUsage"]["claude-sonnet-5-5"]["outputTokens"] == 300
+    assert 0 < record["duration_api_ms"] <= record["duration_ms"]
+    api.script(answer("Free."))
+    local = json.loads(run_cli(["-p", "go", "--output-format", "json", "--model", "qwen3-coder"], api).stdout)
+    assert local["total_cost_usd"] is None and local["modelUsage"]["qwen3-coder"]["costUSD"] is None
 
 
 def test_a_deny_rule_is_named_in_the_denial_and_stream_json_has_an_event_for_it(run_cli, api, tmp_path):
