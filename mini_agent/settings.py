@@ -125,7 +125,8 @@ class Settings:
     api_key_variable: str | None = setting(None, key="api_key_variable", user_only=_KEY_ROUTE, shown=False)
     """The variable the key is read from instead of the provider's (the user's own config only)."""
     api_key: str | None = setting(None, repr=False, shown=False)
-    """Sent as x-api-key (ANTHROPIC_API_KEY). Never printed, logged or saved."""
+    """ANTHROPIC_API_KEY: sent as `Authorization: Bearer` (the SDK's 2.x sends either kind of key so). Never
+    printed, logged or saved."""
     auth_token: str | None = setting(None, repr=False, shown=False)
     """Sent as a bearer token (ANTHROPIC_AUTH_TOKEN), for gateways such as LiteLLM or OpenRouter."""
     max_steps: int = setting(

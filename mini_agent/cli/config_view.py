@@ -55,7 +55,7 @@ def print_config(resolved: Resolved, as_json: bool, out: TextIO) -> None:
 def _key_row(resolved: Resolved) -> dict:
     settings = resolved.settings
     value = settings.api_key or settings.auth_token
-    how = "x-api-key" if settings.api_key else "bearer token"
+    how = "Authorization: Bearer"  # what the pinned SDK (2.x) sends for either kind of key
     if not value:
         return {"set": False, "shown": "not set", "source": "set ANTHROPIC_API_KEY or the provider's variable"}
     shown = f"**** ({len(value)} characters) as {how}"

@@ -123,6 +123,8 @@ def test_mini_agent_config_shows_sources_and_never_the_key(run_cli, tmp_path):
     assert "12" in rows["max_steps"] and str(home / "config.toml") in rows["max_steps"]
     assert "(default)" in rows["context_window"] and "env MINI_AGENT_MAX_RETRIES" in rows["max_retries"]
     assert "****" in rows["key"] and "env DEEPSEEK_API_KEY" in rows["key"]
+    # The header the requests really carry (tests/model/test_provider.py checks the request), not x-api-key.
+    assert "as Authorization: Bearer" in rows["key"] and "x-api-key" not in out
     record = json.loads(run_cli(["config", "--json"], env={"DEEPSEEK_API_KEY": "sk-deep-SECRET-0123456789"}).stdout)
     assert record["settings"]["base_url"] == {"value": "http://127.0.0.1:9", "source": "env ANTHROPIC_BASE_URL"}
     assert record["settings"]["provider"]["value"] == "deepseek"
