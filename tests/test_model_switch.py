@@ -122,3 +122,10 @@ def test_cost_prices_each_models_tokens_at_that_models_prices_and_a_resumed_sess
     restored = loaded.restore()
     assert restored.usage_by_model == spent, "the session file says which model spent what"
     assert sum(restored.usage_by_model.values(), Usage()) == restored.usage
+
+
+def test_mode_without_an_argument_lists_the_modes_and_claude_code_s_spelling_switches(api, settings_for):
+    agent, repl, _ = built(api, settings_for(api))
+    assert "mode default (the modes: default, accept-edits, auto, plan;" in run(repl, "/mode")
+    run(repl, "/mode acceptEdits")
+    assert agent.mode == "accept-edits"

@@ -103,7 +103,9 @@ def _mode(repl, argument: str) -> None:
             repl.console.print(f"[yellow]Unknown mode {escape(argument)}; use {', '.join(PERMISSION_MODES)}.[/]")
             return
         repl.agent.set_mode(argument)
-    repl.console.print(f"mode {repl.agent.mode}")
+        repl.console.print(f"mode {repl.agent.mode}")
+        return
+    repl.console.print(f"mode {repl.agent.mode} (the modes: {', '.join(PERMISSION_MODES)}; /mode NAME or Shift+Tab)")
 
 
 def _trace(repl, argument: str) -> None:
