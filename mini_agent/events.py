@@ -31,9 +31,13 @@ class ReplyDiscarded:
     reason: str
     attempt: int
     delay: float
+    repeated: bool = False
+    """The previous attempt failed for the very same reason: a person is told so in a few words."""
 
     def retrying(self) -> str:
-        """The reason, a full stop, and when the next attempt goes out."""
+        """The reason (or that it is the same again), a full stop, and when the next attempt goes out."""
+        if self.repeated:
+            return f"The same again. Retrying in {self.delay:.1f}s"
         stop = "" if self.reason.rstrip().endswith((".", "!", "?")) else "."
         return f"{self.reason.rstrip()}{stop} Retrying in {self.delay:.1f}s"
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from mini_agent.errors import ContextOverflow, ProviderError
 from mini_agent.events import Emit, ReplyDiscarded, TextDelta
 from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
-from mini_agent.model.endpoints import family_of
+from mini_agent.model.endpoints import connect_advice, family_of
 from mini_agent.model.faults import EndpointAnswer, backoff, classify
 from mini_agent.model.replies import Reply, Request, reply_from
 from mini_agent.model.wellformed import call_ids
@@ -217,11 +217,13 @@ class AnthropicProvider:
         streaming = True
         attempt = 0
         fresh_connection_tried = False
+        said = ""  # the last retry's reason: the same again is told in a few words
         while True:
             try:
                 return self._stream(body, emit, taken) if streaming else self._create(body, emit, taken)
             except Exception as exc:
-                fault = classify(exc, self.settings.base_url, self.settings.model)
+                advice = connect_advice(self.settings.base_url, self.settings.provider)
+                fault = classify(exc, self.settings.base_url, self.settings.model, advice)
                 if fault.kind == "stale_connection" and not fresh_connection_tried:
                     fresh_connection_tried = True  # once, at once and unannounced: nothing was lost
                     continue
@@ -234,7 +236,9 @@ class AnthropicProvider:
                     raise ProviderError(self.settings.secret_set.mask(fault.message + tries)) from None
                 attempt += 1
                 delay = backoff(attempt, self.settings.retry_base_delay, fault)
-                emit(ReplyDiscarded(self.settings.secret_set.mask(fault.message), attempt, delay))
+                reason = self.settings.secret_set.mask(fault.message)
+                emit(ReplyDiscarded(reason, attempt, delay, repeated=reason == said))
+                said = reason
                 self._sleep(delay)
 
     def _stream(self, body: dict, emit: Emit, taken: frozenset[str]) -> Reply:

@@ -76,3 +76,12 @@ def model_for_agent(written: str, main: str) -> str:
     if alias is None:
         return written
     return alias if main.startswith("claude-") else main
+
+
+def connect_advice(base_url: str, provider: str | None) -> str:
+    """What to check when `base_url` cannot be reached: the preset's server when the address is the preset's own
+    (the user never typed it), else the setting that chose it."""
+    preset = PRESETS.get(provider or "")
+    if preset is not None and base_url.rstrip("/") == preset.base_url.rstrip("/"):
+        return f"Is the {provider} server running there? --provider {provider} uses that address; --base-url changes it."
+    return "Check --base-url / ANTHROPIC_BASE_URL."

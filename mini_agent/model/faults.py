@@ -61,14 +61,17 @@ def backoff(attempt: int, base: float, fault: Fault) -> float:
 IDLE_HINT = "a slow local server may need a longer stream_idle_timeout / MINI_AGENT_STREAM_IDLE_TIMEOUT"
 
 
-def classify(exc: BaseException, endpoint: str, model: str) -> Fault:
+CONNECT_ADVICE = "Check --base-url / ANTHROPIC_BASE_URL."
+
+
+def classify(exc: BaseException, endpoint: str, model: str, connect_advice: str = CONNECT_ADVICE) -> Fault:
     """Turn an SDK or transport exception into a Fault whose message is one line (gateways write theirs over
-    several, with blank lines between)."""
-    fault = _classify(exc, endpoint, model)
+    several, with blank lines between). `connect_advice` ends a failure to connect: what the user can check."""
+    fault = _classify(exc, endpoint, model, connect_advice)
     return Fault(fault.kind, " ".join(fault.message.split()), fault.retry_after)
 
 
-def _classify(exc: BaseException, endpoint: str, model: str) -> Fault:
+def _classify(exc: BaseException, endpoint: str, model: str, connect_advice: str = CONNECT_ADVICE) -> Fault:
     import anthropic
 
     if isinstance(exc, StreamCut):
@@ -85,7 +88,7 @@ def _classify(exc: BaseException, endpoint: str, model: str) -> Fault:
             # The server closed a kept-alive connection just as the request went out on it (llama-server does so
             # after every streamed reply): the request never arrived, and a new connection will do.
             return Fault("stale_connection", f"{endpoint} closed the connection before the request arrived.", 0.0)
-        return Fault("connection", f"Cannot connect to {endpoint} ({cause}). Check --base-url / ANTHROPIC_BASE_URL.")
+        return Fault("connection", f"Cannot connect to {endpoint} ({cause}). {connect_advice}")
     if isinstance(exc, anthropic.APIStatusError):
         return _status_fault(exc, endpoint, model)
     if type(exc).__module__.startswith(("httpx", "httpcore")):  # the transport failed while streaming

@@ -107,8 +107,20 @@ def test_overload_after_retries_names_the_endpoint(run_cli, api):
 def test_connection_refused_is_a_clear_line(run_cli):
     done = run_cli(["-p", "hi"], env={"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
     assert done.returncode == 1
-    last = done.stderr.decode().strip().splitlines()[-1]
-    assert "Cannot connect to http://127.0.0.1:9" in last and "connection refused" in last
+    lines = done.stderr.decode().strip().splitlines()
+    assert "Cannot connect to http://127.0.0.1:9" in lines[-1] and "connection refused" in lines[-1]
+    # The long reason once, then a few words per retry while it stays the same.
+    assert "Cannot connect" in lines[0] and all(line.startswith("! The same again.") for line in lines[1:-1])
+    assert len(lines) > 2
+
+
+def test_a_preset_s_unreachable_server_is_named_without_blaming_a_flag_never_given():
+    from mini_agent.model.endpoints import PRESETS, connect_advice
+
+    advice = connect_advice(PRESETS["ollama"].base_url, "ollama")
+    assert "Is the ollama server running there?" in advice and advice.endswith(".")
+    assert connect_advice("http://10.0.0.5:11434", "ollama") == "Check --base-url / ANTHROPIC_BASE_URL."
+    assert connect_advice("https://api.anthropic.com", None) == "Check --base-url / ANTHROPIC_BASE_URL."
 
 
 def test_without_a_terminal_approval_is_refused_and_files_stay_untouched(run_cli, api, tmp_path):
