@@ -83,5 +83,5 @@ def connect_advice(base_url: str, provider: str | None) -> str:
     (the user never typed it), else the setting that chose it."""
     preset = PRESETS.get(provider or "")
     if preset is not None and base_url.rstrip("/") == preset.base_url.rstrip("/"):
-        return f"Is the {provider} server running there? --provider {provider} uses that address; --base-url changes it."
+        return f"Is the {provider} server running there? --provider {provider} uses it; --base-url changes it."
     return "Check --base-url / ANTHROPIC_BASE_URL."
