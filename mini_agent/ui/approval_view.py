@@ -125,10 +125,14 @@ def reasons(request: ApprovalRequest) -> list[str]:
 
 
 def other_arguments(tool: Tool, arguments: dict) -> str:
-    """The arguments not shown otherwise, as `name: value` words (`replace_all: true`), never a JSON object."""
+    """The arguments not shown otherwise, as `name: value` words (`replace_all: true`), never a JSON object; one
+    the model gave its default value (`offset: 0`) says nothing and is left out."""
     shown = []
+    properties = tool.input_schema.get("properties", {})
     for name, value in arguments.items():
         if name in SHOWN_ELSEWHERE or name == tool.key_argument or value is None or value is False:
+            continue
+        if "default" in properties.get(name, {}) and properties[name]["default"] == value:
             continue
         if tool.risk == "exec" and name in ("timeout", "outside_sandbox"):
             continue  # the reason says when a command leaves the sandbox; a timeout is no risk

@@ -88,6 +88,14 @@ def test_an_edit_question_shows_the_diff_and_no_raw_arguments():
     assert "replace_all: true" in shown and "{" not in shown and "old_string" not in shown
 
 
+def test_an_argument_given_its_default_says_nothing_and_is_left_out_of_the_question():
+    grants = (Grant("w", "always allow fetching example.com", ()),)
+    _, shown = ask("n\n", request("web_fetch", {"url": "https://example.com/", "offset": 0}, grants))
+    assert "web_fetch(https://example.com/)" in shown and "offset" not in shown
+    _, shown = ask("n\n", request("web_fetch", {"url": "https://example.com/", "offset": 4000}, grants))
+    assert "offset: 4000" in shown
+
+
 def test_a_long_diff_is_cut_to_fit_under_the_header_and_v_shows_all_of_it():
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1,200 +1,200 @@\n" + "".join(f"-old {i}\n+new {i}\n" for i in range(200))
     grants = (Grant("e", "always allow edits to x.py", ()),)
