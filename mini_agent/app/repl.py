@@ -126,12 +126,13 @@ class Repl:
 
         mode = self.mode
         if self.modes.asking:
-            return HTML(
-                "<ansiyellow>Switch to auto? Edits and commands run without asking (destructive ones and secrets "
-                "leaving still ask). y: switch · any other key: stay in {mode} · Shift+Tab: skip to plan</ansiyellow>"
-                "\n› ".replace("{mode}", mode)
-            )
+            return HTML(f"<ansiyellow>{escape_html(auto_question(mode, self._columns()))}</ansiyellow>\n› ")
         return HTML(f"<ansigray>[{mode}]</ansigray> › ") if mode != "default" else HTML("› ")
+
+    def _columns(self) -> int:
+        import shutil
+
+        return shutil.get_terminal_size().columns
 
     def _banner(self) -> None:
         resumed = self.sessions.notice
@@ -228,3 +229,19 @@ def run_interactive(
         return Repl(build, settings, sessions).run(warm_up)
     finally:
         sessions.close()
+
+
+def auto_question(mode: str, columns: int) -> str:
+    """The Shift+Tab question, wrapped to the terminal: the keys first, so no width hides what to press."""
+    import textwrap
+
+    keys = f"Switch to auto? y: switch · any other key: stay in {mode} · Shift+Tab: skip to plan"
+    why = "Edits and commands run without asking (destructive ones and secrets leaving still ask)."
+    width = max(20, columns - 1)
+    return "\n".join([*textwrap.wrap(keys, width, break_on_hyphens=False), *textwrap.wrap(why, width)])
+
+
+def escape_html(text: str) -> str:
+    from html import escape as html_escape
+
+    return html_escape(text, quote=False)
