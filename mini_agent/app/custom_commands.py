@@ -44,11 +44,15 @@ class CustomCommands:
     def names(self) -> list[tuple[str, str]]:
         return [(name, command.description) for name, command in self.finder.commands().items()]
 
-    def help_lines(self) -> tuple[list[str], list[str]]:
-        """The commands as /help lists them, and the warnings not yet shown (shadowed files, bad front matter)."""
+    def usage_width(self) -> int:
+        return max((len(_usage(command)) for command in self.finder.commands().values()), default=0)
+
+    def help_lines(self, width: int = 0) -> tuple[list[str], list[str]]:
+        """The commands as /help lists them (their descriptions in one column with the built-ins', `width`
+        wide), and the warnings not yet shown (shadowed files, bad front matter)."""
         commands = self.finder.commands()
         lines = []
-        width = max((len(_usage(command)) for command in commands.values()), default=0)
+        width = max([width, *(len(_usage(command)) for command in commands.values())])
         for command in commands.values():
             lines.append(f"{_usage(command):<{width}}  {command.description} ({command.scope})")
         problems = [problem for command in commands.values() for problem in command.problems]

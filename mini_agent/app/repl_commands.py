@@ -34,9 +34,10 @@ def builtin_commands(repl) -> SlashCommands:
 
 
 def _help(repl, argument: str) -> None:
-    for line in repl.commands.help_lines():
+    width = max(repl.commands.usage_width(), repl.custom.usage_width())  # one column of descriptions
+    custom, warnings = repl.custom.help_lines(width)
+    for line in repl.commands.help_lines(width):
         repl.console.print(escape(line), highlight=False)
-    custom, warnings = repl.custom.help_lines()
     for line in custom:
         repl.console.print(escape(line), highlight=False)
     for warning in warnings:

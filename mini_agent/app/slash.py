@@ -26,8 +26,11 @@ class SlashCommands:
     def names(self) -> list[tuple[str, str]]:
         return [(command.name, command.summary) for command in self._commands.values()]
 
-    def help_lines(self) -> list[str]:
-        width = max(len(command.usage) for command in self._commands.values())
+    def usage_width(self) -> int:
+        return max(len(command.usage) for command in self._commands.values())
+
+    def help_lines(self, width: int = 0) -> list[str]:
+        width = max(width, self.usage_width())
         return [f"{command.usage:<{width}}  {command.summary}" for command in self._commands.values()]
 
     def find(self, line: str) -> tuple[SlashCommand | None, str, str | None]:

@@ -321,3 +321,24 @@ def test_in_the_repl_tab_completes_a_command_help_lists_it_and_it_reaches_the_mo
         if not block["text"].startswith("<context")
     ]
     assert typed == ["Say hello to Ada, feeling cheerful (Ada cheerful)."]
+
+
+def test_help_puts_custom_commands_descriptions_in_one_column_with_the_built_ins(dirs):
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from mini_agent.app.custom_commands import CustomCommands
+    from mini_agent.app.repl_commands import builtin_commands
+
+    write(dirs[0] / ".mini-agent" / "commands" / "go.md", "---\ndescription: go somewhere\n---\nGo.")
+    console = Console(file=io.StringIO(), width=200)
+    repl = SimpleNamespace(console=console)
+    repl.commands = builtin_commands(repl)
+    repl.custom = CustomCommands(finder(dirs))
+    repl.commands.find("/help")[0].run("")
+    lines = console.file.getvalue().splitlines()
+    clear = next(line for line in lines if line.startswith("/clear "))
+    custom = next(line for line in lines if line.startswith("/go "))
+    assert clear.index("start a new conversation") == custom.index("go somewhere (project)")
