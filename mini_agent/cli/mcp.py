@@ -1,4 +1,5 @@
-"""`mini-agent mcp list|add|remove`: the configured MCP servers, for people and scripts."""
+"""`mini-agent mcp list|get|add|add-json|remove`: the configured MCP servers, for people and scripts. Claude Code's
+forms work too: `mcp add --transport http|sse NAME URL`, `--scope local`, `mcp add-json NAME '{...}'`."""
 
 from __future__ import annotations
 
@@ -18,21 +19,7 @@ def register(app: typer.Typer) -> None:
     @mcp_app.command("list")
     def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:
         """List the configured MCP servers, where each is defined, and whether a project's server is trusted."""
-        from mini_agent.trust import TrustStore
-
-        settings = settings_or_exit([], [])
-        store = TrustStore(settings.data_dir)
-        rows = [
-            {
-                "name": server.name,
-                "origin": server.origin,
-                "source": server.source,
-                "transport": server.transport,
-                "definition": server.summary(),
-                "trusted": store.trusted(server),
-            }
-            for server in settings.mcp_servers
-        ]
+        rows = _rows()
         if as_json:
             print(json.dumps(rows, indent=2))
             return
@@ -42,25 +29,72 @@ def register(app: typer.Typer) -> None:
             trust = "" if row["origin"] == "user" else ("  trusted" if row["trusted"] else "  not trusted yet")
             print(visible(f"{row['name']}  {row['definition']}  ({row['origin']}: {row['source']}){trust}"))
 
+    @mcp_app.command("get")
+    def get_command(name: str = typer.Argument(..., help="The server's name.")) -> None:
+        """Show one server: how it runs, where it is defined, whether it is trusted."""
+        rows = [row for row in _rows() if row["name"] == name]
+        if not rows:
+            fail(f"No MCP server {name} is configured here (mini-agent mcp list shows those that are).")
+        row = rows[0]
+        for key in ("name", "transport", "definition", "origin", "source", "trusted"):
+            print(visible(f"{key}: {row[key]}"))
+
     @mcp_app.command("add")
     def add_command(
         name: str = typer.Argument(..., help="The server's name: its tools are mcp__NAME__TOOL."),
-        command: list[str] = typer.Argument(None, help="The command and its arguments (after --), for stdio."),
-        url: str = typer.Option("", "--url", help="A streamable HTTP server's URL instead of a command."),
+        command: list[str] = typer.Argument(
+            None, help="stdio: the command and its arguments (after --); http or sse: the URL."
+        ),
+        transport: str = typer.Option(
+            "", "--transport", "-t", help="stdio | http | sse (default: stdio for a command, http for a URL)."
+        ),
+        url: str = typer.Option("", "--url", help="The server's URL (or give it after NAME with --transport)."),
         env: list[str] = typer.Option([], "--env", "-e", help="KEY=VALUE for the command; ${VAR} expands."),
         header: list[str] = typer.Option([], "--header", "-H", help="'Name: value' for HTTP; ${VAR} expands."),
-        scope: str = typer.Option("user", "--scope", help="user (your config) | project (.mini-agent/config.toml)."),
+        scope: str = typer.Option(
+            "user", "--scope", "-s", help="user (your config) | project or local (.mini-agent/config.toml)."
+        ),
     ) -> None:
-        """Add a server to your config (or the project's), e.g. `mcp add fs -- npx -y server-filesystem .`"""
+        """Add a server to your config (or the project's), e.g. `mcp add fs -- npx -y server-filesystem .` or
+        `mcp add --transport sse asana https://mcp.asana.com/sse`."""
         from mini_agent.mcp.edit import add_server, server_table
 
+        transport = transport.lower().replace("streamable-http", "http")
+        if transport not in ("", "stdio", "http", "sse"):
+            fail(f"Unknown transport {transport!r}; use stdio, http or sse.")
+        if transport in ("http", "sse") and not url and len(command or []) == 1:
+            url, command = command[0], []  # Claude Code's form: the URL after the name
         if bool(url) == bool(command):
-            fail("Give either a command (after --) or --url.")
+            fail("Give either a command (after --) or a URL (--transport http|sse NAME URL, or --url).")
+        if url and transport == "stdio" or command and transport in ("http", "sse"):
+            fail(f"A {transport} server takes {'a command' if transport == 'stdio' else 'a URL'}.")
         pairs = dict(item.partition("=")[::2] for item in env)
         headers = {key.strip(): value.strip() for key, _, value in (item.partition(":") for item in header)}
         path = _config_path(scope)
         try:
-            add_server(path, name, server_table(command or [], pairs, url, headers))
+            add_server(path, name, server_table(command or [], pairs, url, headers, sse=transport == "sse"))
+        except MiniAgentError as exc:
+            fail(str(exc))
+        print(f"Added the MCP server {name} to {path}.")
+
+    @mcp_app.command("add-json")
+    def add_json_command(
+        name: str = typer.Argument(..., help="The server's name."),
+        definition: str = typer.Argument(..., help='Its JSON, as in .mcp.json: {"type": "http", "url": "..."}.'),
+        scope: str = typer.Option("user", "--scope", "-s", help="user | project or local."),
+    ) -> None:
+        """Add a server from the JSON Claude Code's `mcp add-json` takes."""
+        from mini_agent.mcp.edit import add_server
+
+        try:
+            table = json.loads(definition)
+        except ValueError as exc:
+            fail(f"Not JSON: {exc}.")
+        if not isinstance(table, dict):
+            fail('The definition must be a JSON object, e.g. {"command": "npx", "args": ["-y", "server"]}.')
+        path = _config_path(scope)
+        try:
+            add_server(path, name, table)
         except MiniAgentError as exc:
             fail(str(exc))
         print(f"Added the MCP server {name} to {path}.")
@@ -89,6 +123,24 @@ def register(app: typer.Typer) -> None:
         print(f"Removed the MCP server {name} from {path}.")
 
 
+def _rows() -> list[dict]:
+    from mini_agent.trust import TrustStore
+
+    settings = settings_or_exit([], [])
+    store = TrustStore(settings.data_dir)
+    return [
+        {
+            "name": server.name,
+            "origin": server.origin,
+            "source": server.source,
+            "transport": server.transport,
+            "definition": server.summary(),
+            "trusted": store.trusted(server),
+        }
+        for server in settings.mcp_servers
+    ]
+
+
 def _config_path(scope: str):
     from pathlib import Path
 
@@ -99,7 +151,7 @@ def _config_path(scope: str):
         import os
 
         return user_config(default_user_dir(os.environ))
-    if scope == "project":
+    if scope in ("project", "local"):  # Claude Code's local scope is this project's, kept out of .mcp.json
         return project_config(Path.cwd()) or Path.cwd() / PROJECT_DIR / CONFIG_NAME
-    fail(f"Unknown scope {scope!r}; use user or project.")
+    fail(f"Unknown scope {scope!r}; use user or project (or local).")
     return None

@@ -178,7 +178,7 @@ class Connection:
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure of a server is reported, none ends the agent
             told = _tail(stderr)
-            self._failed(run, _describe(exc) + told + network_advice(told))
+            self._failed(run, _describe(exc) + told + network_advice(told) + _transport_advice(self.server, exc))
         finally:
             stderr.close()
             if run == self._run:
@@ -292,6 +292,20 @@ def _describe(exc: BaseException) -> str:
         return f"command not found: {exc.filename or exc}"
     text = str(exc) or type(exc).__name__
     return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
+
+
+def _transport_advice(server: ServerDef, exc: BaseException) -> str:
+    """A URL that answers the streamable transport's POST with 404 or 405 is most likely an older SSE server."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    refused = status in (404, 405) or any(words in str(exc) for words in ("Not Found", "Not Allowed", "error response"))
+    if server.transport == "http" and (refused or server.url.rstrip("/").endswith("/sse")):
+        return (
+            f" — if {server.name} is an SSE server (its URL often ends in /sse), add it with "
+            f"`mini-agent mcp add --transport sse {server.name} URL` (or `type = \"sse\"`)"
+        )
+    return ""
 
 
 def _tail(stderr) -> str:

@@ -14,10 +14,12 @@ from mini_agent.files.update import update_text
 from mini_agent.mcp.servers import servers_in_table
 
 
-def server_table(command: list[str], env: dict[str, str], url: str, headers: dict[str, str]) -> dict[str, object]:
-    """A server's definition as the keys of its `[mcp_servers.NAME]` table."""
+def server_table(
+    command: list[str], env: dict[str, str], url: str, headers: dict[str, str], sse: bool = False
+) -> dict[str, object]:
+    """A server's definition as the keys of its `[mcp_servers.NAME]` table (`sse`: the older SSE transport)."""
     if url:
-        return {"url": url, **({"headers": headers} if headers else {})}
+        return {**({"type": "sse"} if sse else {}), "url": url, **({"headers": headers} if headers else {})}
     table: dict[str, object] = {"command": command[0]}
     if command[1:]:
         table["args"] = command[1:]

@@ -88,6 +88,44 @@ def test_a_streamable_http_server_with_headers(run_cli, api, tmp_path):
         server.wait(10)
 
 
+def test_an_sse_server_added_as_claude_code_adds_it_and_a_hint_when_added_as_http(run_cli, api, tmp_path):
+    """`mcp add --transport sse NAME URL` (Claude Code's form) reaches a real SSE server built with the `mcp` SDK;
+    the same URL added as streamable HTTP fails with a hint to add it with --transport sse."""
+    port_file = tmp_path / "port"
+    server = subprocess.Popen([sys.executable, str(MCP_SERVER), "--http", str(port_file), "--sse"])
+    try:
+        eventually(lambda: server.poll() is not None or port_file.exists(), "the MCP server listening")
+        url = f"http://127.0.0.1:{port_file.read_text()}/sse"
+        added = run_cli(["mcp", "add", "--transport", "sse", "old", url])
+        assert added.returncode == 0, added.stderr.decode()
+        shown = run_cli(["mcp", "get", "old"]).stdout.decode()
+        assert "transport: sse" in shown and url in shown
+        api.script(answer(tool_use("mcp__old__add", {"a": 2, "b": 3}, id="a1")), answer("5"))
+        done = run_cli(["-p", "add", "--allow", "mcp__old__add"], api)
+        assert done.returncode == 0, done.stderr.decode()
+        assert tool_results(api.message_requests[1])[0]["content"] == "5"
+
+        assert run_cli(["mcp", "remove", "old"]).returncode == 0
+        assert run_cli(["mcp", "add", "--transport", "http", "old", url]).returncode == 0
+        api.script(answer("no tools"))
+        failed = run_cli(["-p", "hi"], api)
+        assert "--transport sse old" in failed.stderr.decode()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_mcp_add_json_and_claude_code_s_scope_names(run_cli, tmp_path):
+    done = run_cli(["mcp", "add-json", "docs", '{"type": "http", "url": "https://mcp.example.com/mcp"}'])
+    assert done.returncode == 0, done.stderr.decode()
+    assert "http https://mcp.example.com/mcp" in run_cli(["mcp", "get", "docs"]).stdout.decode()
+    bad = run_cli(["mcp", "add-json", "x", "[1]"])
+    assert bad.returncode == 2 and "JSON object" in bad.stderr.decode()
+    local = run_cli(["mcp", "add", "-s", "local", "here", "--", "server-bin"], cwd=tmp_path)
+    assert local.returncode == 0 and (tmp_path / ".mini-agent" / "config.toml").exists()
+    assert run_cli(["mcp", "get", "nothing"]).returncode == 2
+
+
 def test_a_project_server_waits_for_trust(run_cli, api, tmp_path):
     project = tmp_path / "project"
     project.mkdir()

@@ -1,5 +1,6 @@
 """A real MCP server for the tests, written with the `mcp` SDK: run over stdio (`python mcp_server.py`) or
-streamable HTTP on loopback (`python mcp_server.py --http PORTFILE`, which binds a free port and writes it there).
+streamable HTTP on loopback (`python mcp_server.py --http PORTFILE`, which binds a free port and writes it there;
+with `--sse` the older SSE transport at /sse).
 
 Tools: echo, add, image (a 1x1 PNG), fail (an is_error result), crash (the process exits), big (long text),
 lookup (read-only), save (writes a file), and `calls` counting the calls this process served. With
@@ -109,10 +110,10 @@ def hang(seconds: float) -> str:
     return "finally"
 
 
-def serve_http(port_file: str, header: str | None) -> None:
+def serve_http(port_file: str, header: str | None, sse: bool = False) -> None:
     import uvicorn
 
-    app = server.streamable_http_app()
+    app = server.sse_app() if sse else server.streamable_http_app()
     if header:
         name, _, value = header.partition("=")
         inner = app
@@ -137,6 +138,6 @@ def serve_http(port_file: str, header: str | None) -> None:
 if __name__ == "__main__":
     if "--http" in sys.argv:
         required = sys.argv[sys.argv.index("--require-header") + 1] if "--require-header" in sys.argv else None
-        serve_http(sys.argv[sys.argv.index("--http") + 1], required)
+        serve_http(sys.argv[sys.argv.index("--http") + 1], required, sse="--sse" in sys.argv)
     else:
         server.run("stdio")
