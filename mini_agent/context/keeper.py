@@ -212,3 +212,25 @@ def minimal_keeper(agent: KeeperHost) -> ContextKeeper:
         agent.input_window,
         agent.overhead,
     )
+
+
+SUBAGENT_SOURCES = ("project_instructions", "environment", "git_state", "user_memory")
+"""What a sub-agent's requests carry besides its brief: the project's instructions and the user's memory (every
+model call carries the context it needs), where it works and the repository's state. Not the parent's piped
+input or recent activity: its brief says what of those it needs."""
+
+
+def subagent_keeper(agent: KeeperHost) -> ContextKeeper:
+    """The context machinery of a sub-agent: the sources above, no enrichers, compaction per the settings."""
+    from mini_agent.context.gather import Gatherer
+    from mini_agent.context.sources import default_sources
+
+    settings = agent.settings
+    sources = [source for source in default_sources() if source.name in SUBAGENT_SOURCES]
+    return ContextKeeper(
+        ContextEngine(Gatherer(sources, [], settings.context_timeout), settings.context_budget),
+        Compactor(agent.provider, settings.compact_model or settings.model, settings.compact_focus),
+        settings,
+        agent.input_window,
+        agent.overhead,
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.agent import Agent
+from mini_agent.context.keeper import subagent_keeper
 from mini_agent.conversation import Session
 from mini_agent.errors import MiniAgentError, TurnAborted
 from mini_agent.events import Event, SubAgentEvent, TextDelta, ToolFinished
@@ -154,6 +155,7 @@ class Delegation:
             emit,
             self._confirm,
             hooks=parent.hooks.for_tools(),  # its calls pass the same PreToolUse and PostToolUse hooks
+            keeper=subagent_keeper,  # the project's instructions and the user's memory, as the parent has them
             before_change=parent.before_change,  # its changes are undone with the parent's turn
             permissions=parent.gate,  # never wider than the parent: its mode and rules as they are now
         )

@@ -313,3 +313,23 @@ def test_claude_code_s_model_names_resolve_beside_the_main_model():
     assert model_for_agent("haiku", "claude-opus-5") == "claude-haiku-5-5"
     assert model_for_agent("opus", "qwen3-coder") == "qwen3-coder"  # another endpoint's names: the main model
     assert model_for_agent("claude-small", "qwen3-coder") == "claude-small"
+
+
+def test_a_sub_agent_s_requests_carry_the_project_s_instructions_and_the_user_s_memory(run_cli, api, tmp_path):
+    """Every model call carries the context it needs: the main request had AGENTS.md and the memory, the
+    sub-agent's had neither."""
+    (tmp_path / "AGENTS.md").write_text("Always use spaces, never tabs.\n")
+    home = tmp_path / "mini-agent-home"
+    home.mkdir(exist_ok=True)
+    (home / "memory.md").write_text("- The user's name is Ada.\n")
+    api.script(
+        answer(tool_use("task", {"description": "indent", "prompt": "Fix the indentation of a.py."})),
+        answer("Fixed with spaces."),
+        answer("Done."),
+    )
+    done = run_cli(["-p", "fix the indentation"], api)
+    assert done.returncode == 0, done.stderr.decode()
+    main, child, _ = (json.dumps(body) for body in api.message_requests)
+    for sent in (main, child):
+        assert "Always use spaces, never tabs." in sent and "The user's name is Ada." in sent
+    assert "Fix the indentation of a.py." in child
