@@ -122,8 +122,16 @@ class Connection:
         if stop is not None:
             EventLoop.shared().loop.call_soon_threadsafe(stop.set)
 
-    def call(self, tool: str, arguments: dict, timeout: float | None = None, start_timeout: float = 10.0) -> Any:
-        """Call a tool and return the SDK's CallToolResult; a dead server is started again first.
+    def call(
+        self,
+        tool: str,
+        arguments: dict,
+        timeout: float | None = None,
+        start_timeout: float = 10.0,
+        meta: dict | None = None,
+    ) -> Any:
+        """Call a tool and return the SDK's CallToolResult; a dead server is started again first. `meta` goes in
+        the request's `_meta` (tools.py: the user's original request).
 
         Raises ConnectionError when the server cannot be reached (it is then marked failed)."""
         timeout = self.call_timeout if timeout is None else timeout
@@ -133,7 +141,7 @@ class Connection:
                 raise ConnectionError(self.error or f"the server did not start within {start_timeout:g} s")
         session, run = self._session, self._run
         try:
-            return EventLoop.shared().run(session.call_tool(tool, arguments), timeout)
+            return EventLoop.shared().run(session.call_tool(tool, arguments, meta=meta), timeout)
         except TimeoutError:
             raise ConnectionError(f"no answer within {timeout:g} s (mcp_call_timeout sets the limit)") from None
         except Exception as exc:

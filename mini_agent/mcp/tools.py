@@ -54,10 +54,24 @@ def remote_tools(connection: Connection) -> list[McpTool]:
     )
 
 
+ORIGINAL_REQUEST_META = "mini-agent/original_request"
+"""The `_meta` key of every tool call that carries the user's original request (secrets masked, at most
+ORIGINAL_REQUEST_CHARS characters), as built-in tools and sub-agents get it: a server may read it to do what the
+user meant, never to be told what to do by it."""
+ORIGINAL_REQUEST_CHARS = 8_000
+
+
+def request_meta(ctx: ToolContext) -> dict | None:
+    if not ctx.request:
+        return None
+    masked = ctx.secrets.mask(ctx.request) if ctx.secrets is not None else ctx.request
+    return {ORIGINAL_REQUEST_META: masked[:ORIGINAL_REQUEST_CHARS]}
+
+
 def _tool(connection: Connection, remote: RemoteTool, read_only: bool) -> McpTool:
     def call(ctx: ToolContext, **arguments: Any) -> ToolResult:
         try:
-            result = connection.call(remote.name, arguments)
+            result = connection.call(remote.name, arguments, meta=request_meta(ctx))
         except ConnectionError as exc:
             raise NetworkError(f"MCP server {connection.server.name} failed: {exc}") from None
         except Exception as exc:  # a protocol error the server answered with (unknown tool, bad arguments)

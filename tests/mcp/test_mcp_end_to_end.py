@@ -126,6 +126,20 @@ def test_mcp_add_json_and_claude_code_s_scope_names(run_cli, tmp_path):
     assert run_cli(["mcp", "get", "nothing"]).returncode == 2
 
 
+def test_a_server_s_tool_gets_the_user_s_original_request_in_meta_with_secrets_masked(run_cli, api, tmp_path):
+    """As built-in tools and sub-agents do (seed 003): the call's `_meta` holds the request, verbatim but for
+    secrets the session knows."""
+    user_config(tmp_path, stdio_server())
+    api.script(answer(tool_use("mcp__test__request_meta", {}, id="m1")), answer("Seen."))
+    request = 'Summarise "the <notes>" & token sk-ant-api03-SECRETSECRETSECRET0123456789, ünïcode kept'
+    done = run_cli(["-p", request, "--allow", "mcp__test"], api, env={"MY_TOKEN": "SECRETSECRETSECRET0123456789"})
+    assert done.returncode == 0, done.stderr.decode()
+    meta = json.loads(tool_results(api.message_requests[1])[0]["content"])
+    sent = meta["mini-agent/original_request"]
+    assert sent.startswith('Summarise "the <notes>" & token ') and sent.endswith(", ünïcode kept")
+    assert "SECRETSECRET" not in sent
+
+
 def test_a_project_server_waits_for_trust(run_cli, api, tmp_path):
     project = tmp_path / "project"
     project.mkdir()

@@ -3,7 +3,8 @@ streamable HTTP on loopback (`python mcp_server.py --http PORTFILE`, which binds
 with `--sse` the older SSE transport at /sse).
 
 Tools: echo, add, image (a 1x1 PNG), fail (an is_error result), crash (the process exits), big (long text),
-lookup (read-only), save (writes a file), and `calls` counting the calls this process served. With
+lookup (read-only), save (writes a file), request_meta (the `_meta` the call came with), and `calls` counting
+the calls this process served. With
 --require-header NAME=VALUE, HTTP requests without that header are refused with 401. With MCP_TEST_RECEIVED set to
 a file name, echo and lookup append every argument they receive to that file (what the server saw, for tests of
 what must never reach it).
@@ -16,7 +17,7 @@ import os
 import socket
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
 PNG = base64.b64encode(
@@ -93,6 +94,14 @@ def save(path: str, text: str) -> str:
     with open(path, "w") as file:
         file.write(text)
     return f"saved {len(text)} characters"
+
+
+@server.tool()
+def request_meta(ctx: Context) -> str:
+    """The `_meta` of this call's request, as JSON (what a client sent beside the arguments)."""
+    import json
+
+    return json.dumps(dict(ctx.request_context.meta or {}), ensure_ascii=False, sort_keys=True)
 
 
 @server.tool()
