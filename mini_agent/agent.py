@@ -121,6 +121,8 @@ class Agent:
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.delegated = Usage()
         """Tokens this turn's sub-agents used: they count in the turn's usage (subagents/ adds them)."""
+        self.usage_reported = True
+        """Whether the last reply said how many tokens its prompt took (some servers leave it out)."""
         self.api_seconds = 0.0
         """Time spent waiting on the model since this agent was made (its requests, retries included)."""
         self.before_change = before_change
@@ -300,6 +302,14 @@ class Agent:
         self.session.record_call(line)
         self.keeper.engine.tool_ran(risk, written)
 
+    def context_size(self) -> int:
+        """How many tokens the conversation holds after the last reply, as shown: the endpoint's figure when it
+        reported one, else the estimate (a server that left the prompt's count out reports a handful)."""
+        usage = self.session.last_usage
+        if usage is not None and self.usage_reported:
+            return usage.context_tokens
+        return self.keeper.measure(self.session)
+
     def overhead(self) -> int:
         """Tokens of system prompt and tools, counted once per system-prompt change."""
         from mini_agent.context.keeper import overhead_tokens
@@ -320,6 +330,7 @@ class Agent:
         if reply.message["content"]:
             self.session.append(reply.message)
         self.keeper.after_reply(reply.usage if reply.usage_reported else None, self.session)
+        self.usage_reported = reply.usage_reported
         unreported = "The endpoint did not say how many tokens the prompt took: the conversation's size is estimated."
         self._tell_once(not reply.usage_reported, "usage", unreported)
         for kind in reply.dropped:

@@ -173,7 +173,7 @@ def result_record(
         "model": agent.settings.model,
         "usage": usage.to_dict(),
         "modelUsage": model_usage,
-        "context_tokens": agent.session.last_usage.context_tokens if agent.session.last_usage else 0,
+        "context_tokens": agent.context_size() if agent.session.last_usage else 0,
         "context_window": agent.window(),
         "compactions": agent.session.compactions,
         "permission_denials": denials or [],

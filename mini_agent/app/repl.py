@@ -173,7 +173,7 @@ class Repl:
             if warning:
                 self.console.print(f"[yellow]! {escape(warning)}[/]")
         if result is not None:
-            self.renderer.turn_finished(result, agent.session, agent.window(), agent.overhead())
+            self.renderer.turn_finished(result, agent.session, agent.window(), agent.context_size())
         self.console.print()
 
     def _set_mode(self, mode: str) -> None:

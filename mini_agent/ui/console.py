@@ -204,7 +204,7 @@ class ReplRenderer:
                 self.console.print(Text(self._plain(line), style="dim", overflow="fold"))
         self._animate()
 
-    def turn_finished(self, result: TurnResult, session: Session, window: int, overhead: int) -> None:
+    def turn_finished(self, result: TurnResult, session: Session, window: int, size: int) -> None:
         """The status line: this turn's tokens, cache share and cost, the session's cost, context fullness."""
         from rich.text import Text
 
@@ -213,7 +213,7 @@ class ReplRenderer:
         self._settle()
         parts = {
             name: self._plain(text)
-            for name, text in status_parts(result, session, window, overhead, self.model).items()
+            for name, text in status_parts(result, session, window, size, self.model).items()
         }
         line = fitted(parts, self.width, self.glyphs.separator)
         self.console.print(Text(clip(line, self.width, self.glyphs.ellipsis), style="dim"))

@@ -17,8 +17,8 @@ GIVE_WAY = ("cost", "cached", "out", "in")
 """The order in which parts are left out when the line does not fit."""
 
 
-def status_parts(result: TurnResult, session: Session, window: int, overhead: int, model: str) -> dict[str, str]:
-    """The parts of the line by name, in the order shown."""
+def status_parts(result: TurnResult, session: Session, window: int, size: int, model: str) -> dict[str, str]:
+    """The parts of the line by name, in the order shown; `size`: the tokens the context holds now."""
     usage = result.usage
     read = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     parts = {"in": f"{short_count(read)} in", "out": f"{short_count(usage.output_tokens)} out"}
@@ -28,7 +28,6 @@ def status_parts(result: TurnResult, session: Session, window: int, overhead: in
     if turn_cost is not None and session_cost is not None:
         parts["cost"] = f"{dollars(turn_cost)} ({dollars(session_cost)} session)"
     if window:
-        size = session.last_usage.context_tokens if session.last_usage else overhead
         parts["ctx"] = f"ctx {size / window:.0%} of {short_count(window)}"
     return parts
 

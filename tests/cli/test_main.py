@@ -114,6 +114,14 @@ def test_connection_refused_is_a_clear_line(run_cli):
     assert len(lines) > 2
 
 
+def test_a_server_that_leaves_the_prompt_s_count_out_is_shown_the_estimate_not_a_handful(run_cli, api):
+    """llama.cpp without `message_start` reports only output tokens: the context shown (json's context_tokens, the
+    REPL's status line) is the estimate of what the conversation holds, thousands, not the dozen reported."""
+    api.script(answer("Hello.", usage={"input_tokens": 0, "output_tokens": 9}))
+    record = json.loads(run_cli(["-p", "hi", "--output-format", "json"], api).stdout)
+    assert record["context_tokens"] > 1000  # the system prompt and tool schemas alone are thousands
+
+
 def test_a_preset_s_unreachable_server_is_named_without_blaming_a_flag_never_given():
     from mini_agent.model.endpoints import PRESETS, connect_advice
 

@@ -129,7 +129,7 @@ def test_the_status_line_has_tokens_cache_share_costs_and_context_fullness():
         input_tokens=2_000, output_tokens=500, cache_creation_input_tokens=2_000, cache_read_input_tokens=7_000
     )
     session.record_usage(turn)
-    renderer.turn_finished(TurnResult("done", "end_turn", 2, turn), session, 200_000, 8_000)
+    renderer.turn_finished(TurnResult("done", "end_turn", 2, turn), session, 200_000, turn.context_tokens)
     # turn: 2000×3 + 500×15 + 2000×3.75 + 7000×0.3 = 23,100 µ$; the session adds 1000×3 + 2000×15 + 9000×0.3 = 35,700;
     # the context is the last reply's 11,500 tokens
     assert shown(renderer) == ["11k in · 500 out · 64% cached · $0.0231 ($0.0588 session) · ctx 6% of 200k"]
@@ -163,7 +163,7 @@ def test_a_narrow_terminal_cuts_lines_with_an_ellipsis():
     renderer(finished("bash", {"command": LONG_COMMAND}, "exit code: 0"))
     renderer(finished("read_file", {"path": "x.py"}, "Permission denied: x.py cannot be read by this user", True))
     renderer(finished("bash", {"command": "make"}, "e" * 100 + "\nexit code: 1"))
-    renderer.turn_finished(TurnResult("", "end_turn", 1, Usage(12_345, 678, 0, 90_000)), session, 200_000, 0)
+    renderer.turn_finished(TurnResult("", "end_turn", 1, Usage(12_345, 678, 0, 90_000)), session, 200_000, 103_023)
     lines = out.getvalue().splitlines()
     assert all(cell_len(line) <= 40 for line in lines)
     assert lines[0] == "● bash(pytest -x tests/… ✓ 0.4s · exit 0"
@@ -179,7 +179,7 @@ def test_on_a_narrow_terminal_the_status_line_keeps_the_context_share_to_the_las
     shown_at = {}
     for width in (100, 60, 40, 25, 16, 9, 5):
         renderer, out = plain(width=width)
-        renderer.turn_finished(result, session, 200_000, 0)
+        renderer.turn_finished(result, session, 200_000, session.last_usage.context_tokens)
         shown_at[width] = out.getvalue().rstrip("\n")
         assert cell_len(shown_at[width]) <= width
     assert shown_at[100].startswith("102k in · 678 out · 88% cached · $") and shown_at[100].endswith("ctx 52% of 200k")
