@@ -17,14 +17,18 @@ CHECKPOINT, UNDONE = "checkpoint", "undone"
 
 
 class SessionLifecycle:
-    def __init__(self, settings: Settings, resume: str | None = None, undo: bool = True) -> None:
-        """`resume`: None for a new session, "" for this directory's latest, else an id (or id prefix)."""
+    def __init__(self, settings: Settings, resume: str | None = None, undo: bool = True, fork: bool = False) -> None:
+        """`resume`: None for a new session, "" for this directory's latest, else an id (or id prefix). `fork`:
+        continue a copy of that session in a new file (--fork-session), leaving its own file as it is."""
         from mini_agent.sessions import SessionStore
 
         self.settings = settings
         self.store = SessionStore(settings.data_dir, settings.secret_set)
         self.resume_target = resume
         self.with_undo = undo
+        self.fork_on_load = fork
+        self.forked_from = ""
+        """The session this one was forked from in this run (--fork-session, /fork); "" if none."""
         self.writer = None
         self.writer_id = ""
         """The id of the session file in use (kept after closing, for the json output)."""
@@ -87,6 +91,31 @@ class SessionLifecycle:
         self._start_undo(agent, checkpoints)
         return self.notice
 
+    def fork(self, agent) -> str:
+        """/fork: go on in a new session holding this one's log; this one's file stays as it is. The agent's
+        conversation is unchanged (it is what the copy holds), and so is the undo stack (shared: see
+        sessions/fork.py)."""
+        if self.writer is None or not self.writer.path.exists():
+            return "Nothing to fork yet: this session has no turn."
+        self.writer.sync()
+        original = self.current()
+        forked = self.store.fork(original, self.settings.cwd, agent.settings.model)
+        writer = self.store.reopen(forked)
+        self.close()
+        self.writer, self.forked_from = writer, original.info.id
+        agent.session.attach(writer.write)
+        return f"Forked session {original.info.id} into {forked.info.id}; continuing in {forked.info.id}."
+
+    def current(self):
+        """The session file in use, read as a resume would read it now."""
+        return self.store.load(self.writer.path, self.settings.cwd)
+
+    def rebuild(self, agent, loaded) -> None:
+        """The agent continues `loaded` (the file in use, read again) as a new process resuming it would: what
+        the agent kept in memory of the conversation is forgotten first. The undo stack is left as it is."""
+        agent.forget()
+        self._continue(agent, loaded)
+
     def close(self) -> None:
         if self.writer is not None:
             self.writer_id = self.writer.id
@@ -131,12 +160,18 @@ class SessionLifecycle:
         from mini_agent.sessions.recap import last_exchanges, recap_lines
 
         loaded = self.store.load(target, self.settings.cwd)
+        forked = ""
+        if self.fork_on_load:  # the original is only read: it may even be open in another process
+            forked, loaded = loaded.info.id, self.store.fork(loaded, self.settings.cwd, self.settings.model)
+            self.forked_from, self.fork_on_load = forked, False
         self.writer = self.store.reopen(loaded)
         info = loaded.info
         self.notice = (
             f"Continuing session {info.id} from {info.modified:%Y-%m-%d %H:%M} "
             f"({info.messages} messages): {info.first_prompt}"
         )
+        if forked:
+            self.notice = f"Forked session {forked} into {info.id} (the original is unchanged).\n" + self.notice
         recap = recap_lines(last_exchanges(loaded.entries))
         if recap:
             self.notice += "\n" + "\n".join(recap)
@@ -146,11 +181,16 @@ class SessionLifecycle:
 
     def _bind(self, agent, loaded) -> list:
         """The agent continues a loaded session; the undo checkpoints its log describes."""
+        self._continue(agent, loaded)
+        return checkpoints_in(loaded.journal.entries)
+
+    def _continue(self, agent, loaded) -> None:
         from mini_agent.sessions import resume_into
 
         resume_into(agent, loaded, self.writer)
-        agent.tell_next_turn(*(system_hint("undo", notice) for notice in undo_notices_pending(loaded.entries)))
-        return checkpoints_in(loaded.entries)
+        # Undo bookkeeping is read from the whole file: turns of a rewound branch changed files all the same.
+        pending = undo_notices_pending(loaded.journal.entries)
+        agent.tell_next_turn(*(system_hint("undo", notice) for notice in pending))
 
     def _new_file(self, agent) -> None:
         self.writer = self.store.create(self.settings.cwd, agent.settings.model)
@@ -198,11 +238,15 @@ def undone_entry(turns: int, notice: str) -> dict:
 
 def undo_notices_pending(entries: list[dict]) -> list[str]:
     """What undos since the model last saw a message (`mini-agent undo`, or /undo just before quitting) left to
-    tell it."""
+    tell it; a rewind replaces them with its own notice (the turns they were about are taken back)."""
+    from mini_agent.sessions.rewind import REWIND
+
     pending: list[str] = []
     for entry in entries:
         if entry.get("type") == "message":
             pending = []
+        elif entry.get("type") == REWIND:
+            pending = [entry["notice"]] if isinstance(entry.get("notice"), str) and entry["notice"] else []
         elif entry.get("type") == UNDONE and entry.get("notice"):
             pending.append(entry["notice"])
     return pending

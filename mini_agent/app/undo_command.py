@@ -31,7 +31,7 @@ def run_undo(
         print("mini-agent: no session in this directory, so nothing to undo.", file=err)
         return ExitStatus.ERROR
     loaded = store.load(target, settings.cwd)
-    stored = undoable_turns(loaded.entries)
+    stored = undoable_turns(loaded.journal.entries)  # rewound branches' turns too
     snapshots = project_snapshots(settings.data_dir, Path(settings.cwd))
     if list_only:
         return _list(loaded.info.id, stored, snapshots, as_json, out)
