@@ -50,11 +50,14 @@ def rewind(sessions, agent, prompt: Prompt, scope: str) -> Rewound:
             lines.append("Files: no turn since that prompt changed files; nothing to restore.")
         else:
             report = stack.rewind(keep)
-            notice = undo_notice(report, "/rewind") if scope == FILES else ""
+            notice = undo_notice(report, "/rewind")
             if report.result is not None:
+                # Logged with its notice even when the conversation goes back too: killed before the rewind line,
+                # the session resumes with the files restored and the model told, as after /undo. The rewind
+                # line, once written, replaces the notice (the turns it speaks of are taken back).
                 sessions.writer.write(undone_entry(report.turns, notice))
                 agent.keeper.engine.gatherer.forget()  # the restored files may include AGENTS.md or memory.md
-                if notice:
+                if notice and scope == FILES:
                     agent.tell_next_turn(system_hint("undo", notice))
             lines += ["Files:", *("  " + line for line in report_lines(report))]
             if not fully_undone(report):

@@ -187,3 +187,23 @@ def test_fork_goes_on_in_a_new_file_and_leaves_the_original_as_it_was(api, setti
     assert original.read_bytes() == kept
     header = json.loads(repl.sessions.writer.path.read_text().splitlines()[0])
     assert header["forked_from"] in original.name and header["id"] == forked
+
+
+def test_killed_between_restoring_the_files_and_writing_the_rewind_the_session_resumes_told_of_the_undo(
+    api, settings_for, project
+):
+    repl = Repl(api, settings_for, project)
+    three_turns(api, repl)
+    repl.rewind(2, BOTH)
+    repl.sessions.close()
+    path = repl.sessions.store.load(repl.sessions.session_id, project).info.path
+    whole = path.read_bytes()
+    assert json.loads(whole.splitlines()[-1])["type"] == "rewind"
+    path.write_bytes(whole[: whole.rstrip(b"\n").rfind(b"\n") + 1])  # the kill came before the rewind line
+
+    resumed = Repl(api, settings_for, project, resume=repl.sessions.session_id)
+    sent = resumed.turn(api, "Where are we?", answer("Files went back."))[0]
+    assert THIRD[0] in json.dumps(sent)  # the conversation was not rewound
+    told = json.dumps(sent["messages"][-1]["content"])
+    assert "undid the file changes" in told and "/rewind" in told and "later.txt" in told
+    assert not (project / "later.txt").exists()
