@@ -95,7 +95,7 @@ class SessionLifecycle:
         """/fork: go on in a new session holding this one's log; this one's file stays as it is. The agent's
         conversation is unchanged (it is what the copy holds), and so is the undo stack (shared: see
         sessions/fork.py)."""
-        if self.writer is None or not self.writer.path.exists():
+        if self.writer is None or (self.writer.error is None and not self.writer.path.exists()):
             return "Nothing to fork yet: this session has no turn."
         self.writer.sync()
         original = self.current()
@@ -107,8 +107,21 @@ class SessionLifecycle:
         return f"Forked session {original.info.id} into {forked.info.id}; continuing in {forked.info.id}."
 
     def current(self):
-        """The session file in use, read as a resume would read it now."""
-        return self.store.load(self.writer.path, self.settings.cwd)
+        """The session file in use, read as a resume would read it now; MiniAgentError when it no longer holds
+        the conversation (a write failed: the conversation in memory is ahead of it) or cannot be read."""
+        from mini_agent.errors import MiniAgentError
+
+        path = self.writer.path
+        if self.writer.error is not None:
+            why = self.writer.error.strerror or self.writer.error
+            raise MiniAgentError(
+                f"The session file {path} stopped being written ({why}): it no longer holds this conversation, "
+                "which rewinding and forking start from."
+            )
+        try:
+            return self.store.load(path, self.settings.cwd)
+        except OSError as error:
+            raise MiniAgentError(f"The session file {path} cannot be read: {error.strerror or error}.") from None
 
     def rebuild(self, agent, loaded) -> None:
         """The agent continues `loaded` (the file in use, read again) as a new process resuming it would: what

@@ -167,10 +167,10 @@ def rewind_command(repl, argument: str) -> None:
 
     agent = repl.agent
     sessions = repl.sessions
-    if sessions.writer is None or not sessions.writer.path.exists():
+    if sessions.writer is None or (sessions.writer.error is None and not sessions.writer.path.exists()):
         _say(repl, "Nothing to rewind: this session has no prompt yet.")
         return
-    loaded = sessions.current()
+    loaded = sessions.current()  # MiniAgentError, shown by the REPL, when the file no longer holds the session
     found = prompts(loaded.journal.entries)
     if not found:
         _say(repl, "Nothing to rewind: this session has no prompt yet.")

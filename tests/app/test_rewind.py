@@ -207,3 +207,40 @@ def test_killed_between_restoring_the_files_and_writing_the_rewind_the_session_r
     told = json.dumps(sent["messages"][-1]["content"])
     assert "undid the file changes" in told and "/rewind" in told and "later.txt" in told
     assert not (project / "later.txt").exists()
+
+
+class Shown:
+    """The REPL as the commands see it: its session, its agent, its console (here writing to a string)."""
+
+    def __init__(self, repl: Repl) -> None:
+        import io
+
+        from rich.console import Console
+
+        self.sessions, self.agent, self.next_input = repl.sessions, repl.agent, ""
+        self.out = io.StringIO()
+        self.console = Console(file=self.out, width=200)
+
+
+def test_the_rewind_command_without_picker_and_a_session_file_that_stopped_being_written(api, settings_for, project):
+    from mini_agent.app.rewind_command import fork_command, rewind_command
+    from mini_agent.errors import MiniAgentError
+
+    repl = Repl(api, settings_for, project)
+    three_turns(api, repl)
+    shown = Shown(repl)
+    rewind_command(shown, "2 conversation")
+    assert shown.next_input == SECOND[0] and "back to before prompt 2" in shown.out.getvalue()
+    rewind_command(shown, "9")
+    assert "Usage: /rewind [1-1]" in shown.out.getvalue()  # one prompt is left in the conversation
+
+    broken = project.parent / "broken"
+    broken.mkdir()
+    (broken / "sessions").write_text("not a directory")  # no session file can be written
+    failed = Repl(api, settings_for, project, data=broken)
+    failed.turn(api, *FIRST, answer("Created."))
+    with pytest.raises(MiniAgentError, match="stopped being written"):
+        rewind_command(Shown(failed), "1 both")
+    with pytest.raises(MiniAgentError, match="stopped being written"):
+        fork_command(Shown(failed), "")
+    assert (project / "notes.txt").exists()  # nothing was restored
