@@ -14,6 +14,9 @@ from mini_agent.ui.terminal_text import visible
 from mini_agent.xmltext import system_hint
 
 CHECKPOINT, UNDONE = "checkpoint", "undone"
+CHANGING, UNCHANGED = "changing", "unchanged"
+"""A turn's before-snapshot, logged before its first change; and the end of such a turn that left no checkpoint.
+A `changing` entry the log does not close was cut short by a kill: `settle_interrupted_turn` records it."""
 
 
 class SessionLifecycle:
@@ -35,6 +38,8 @@ class SessionLifecycle:
         self.notice: str | None = None
         self.undo = _NoUndo()
         self._warned = False
+        self._changing = False
+        """This turn logged its before-snapshot (a `changing` entry), so its end is logged too."""
         self._opened = False
         self._loaded = None
         """The session `open` read for --continue / --resume, until `attach` gives it to the agent."""
@@ -138,10 +143,13 @@ class SessionLifecycle:
     def after_turn(self) -> str | None:
         """Make the turn durable and log an undo checkpoint for it; a warning, once, if the file stopped."""
         checkpoint = self.undo.end_turn()
+        changing, self._changing = self._changing, False
         if self.writer is None:
             return None
         if checkpoint is not None:
             self.writer.write({"type": CHECKPOINT, "before": checkpoint.before, "after": checkpoint.after})
+        elif changing:
+            self.writer.write({"type": UNCHANGED})
         self.writer.sync()
         if self.writer.error is not None and not self._warned:
             self._warned = True
@@ -193,9 +201,17 @@ class SessionLifecycle:
         return loaded
 
     def _bind(self, agent, loaded) -> list:
-        """The agent continues a loaded session; the undo checkpoints its log describes."""
+        """The agent continues a loaded session; the undo checkpoints its log describes, a turn a kill cut short
+        included."""
         self._continue(agent, loaded)
-        return checkpoints_in(loaded.journal.entries)
+        checkpoints = checkpoints_in(loaded.journal.entries)
+        if self.with_undo and self.writer is not None:
+            from mini_agent.undo import project_snapshots
+
+            snapshots = project_snapshots(self.settings.data_dir, Path(self.settings.cwd))
+            settled = settle_interrupted_turn(loaded.journal.entries, snapshots, self.writer)
+            checkpoints += [settled] if settled is not None else []
+        return checkpoints
 
     def _continue(self, agent, loaded) -> None:
         from mini_agent.sessions import resume_into
@@ -219,7 +235,38 @@ class SessionLifecycle:
     def before_change(self) -> None:
         """The agent's `before_change` (given it when built): the snapshot of the undo stack of the session in
         use, which /clear and /resume replace."""
-        self.undo.before_change()
+        before = self.undo.before_change()
+        if before is not None and self.writer is not None:
+            self.writer.write({"type": CHANGING, "before": before})
+            self._changing = True
+
+
+def settle_interrupted_turn(entries: list[dict], snapshots, writer):
+    """A turn killed after it began changing files (kill -9, a crash) never logged its checkpoint: log it now,
+    from its before-snapshot to the files as they are now, so it can be undone. The checkpoint, or None when
+    there is no such turn (or it changed nothing, or no snapshot can be taken now: then the next load tries)."""
+    from mini_agent.undo import Checkpoint, SnapshotError
+
+    before = None
+    for entry in entries:
+        if entry.get("type") == CHANGING:
+            before = entry.get("before") if isinstance(entry.get("before"), str) else None
+        elif entry.get("type") in (CHECKPOINT, UNCHANGED):
+            before = None
+    if before is None:
+        return None
+    after = snapshots.take()
+    if after is None:
+        return None
+    try:
+        changed = bool(snapshots.changes(before, after))
+    except SnapshotError:
+        changed = True  # an undo that finds nothing to do is better than one that is missing
+    if not changed:
+        writer.write({"type": UNCHANGED})
+        return None
+    writer.write({"type": CHECKPOINT, "before": before, "after": after})
+    return Checkpoint(before, after)
 
 
 def checkpoints_in(entries: list[dict]) -> list:

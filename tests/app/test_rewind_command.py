@@ -244,3 +244,18 @@ def test_the_rewind_command_without_picker_and_a_session_file_that_stopped_being
     with pytest.raises(MiniAgentError, match="stopped being written"):
         fork_command(Shown(failed), "")
     assert (project / "notes.txt").exists()  # nothing was restored
+
+
+def test_a_turn_whose_process_died_before_it_ended_is_rewound_after_continue(api, settings_for, project):
+    repl = Repl(api, settings_for, project)
+    repl.turn(api, *FIRST, answer("Created."))
+    api.script(*SECOND[1:], answer("Rewritten."))
+    repl.sessions.undo.begin_turn()
+    repl.agent.run_turn(SECOND[0])  # and the process dies here: no after_turn, no checkpoint logged
+    repl.sessions.writer.close()
+
+    resumed = Repl(api, settings_for, project, resume=repl.sessions.session_id)
+    assert len(resumed.sessions.undo.checkpoints) == 2  # the cut turn was recorded on the way in
+    resumed.rewind(2, FILES)
+    assert (project / "app.py").read_text() == "print('old')\n" and not (project / "made.txt").exists()
+    assert (project / "notes.txt").exists()
