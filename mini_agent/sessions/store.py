@@ -245,6 +245,8 @@ def _last_entries(file, size: int) -> builtins.list[dict]:
     lines = file.read().split(b"\n")[1:]  # the first piece may be the end of a longer line
     for line in reversed(lines):
         entry = _loads(line) if line.strip() else None
+        if entry is not None and entry.get("type") == REWIND:
+            return []  # what came before it may be a branch the conversation left (a turn ended by an error)
         if entry is not None and entry.get("type") not in _BOOKKEEPING:
             return [entry]
     return []

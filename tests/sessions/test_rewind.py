@@ -183,3 +183,15 @@ def test_fork_session_continues_a_copy_under_a_new_id_and_leaves_the_original_un
 def test_fork_session_needs_a_session_to_fork(run_cli):
     refused = run_cli(["-p", "hello", "--fork-session"])
     assert refused.returncode == 2 and "--fork-session" in refused.stderr.decode()
+
+
+def test_a_turn_error_on_a_rewound_branch_does_not_mark_the_session_stopped(tmp_path):
+    store, path = written_session(tmp_path, ["first", "second"])
+    loaded = store.load(path, tmp_path)
+    with store.reopen(loaded) as writer:
+        writer.write({"type": "turn_error", "kind": "step_limit", "message": "Step limit reached."})
+    assert store.list(tmp_path)[0].stopped == "step_limit"
+    loaded = store.load(path, tmp_path)
+    with store.reopen(loaded) as writer:
+        writer.write(rewind_entry(prompts(loaded.journal.entries)[1]))
+    assert store.list(tmp_path)[0].stopped == "" and store.load(path, tmp_path).info.stopped == ""
