@@ -19,7 +19,6 @@ from mini_agent.files.pending import recorded
 from mini_agent.sessions.journal import SessionWriter
 
 
-
 def write_fork(path: Path, header: dict, entries: list[dict], secrets, data_dir: Path) -> None:
     """Write a session file at `path` (a new name) holding `header` and `entries`, whole or not at all."""
     temporary = path.with_name(f".{path.name}.{os.urandom(8).hex()}.tmp")
