@@ -108,11 +108,12 @@ class SessionStore:
 
     def fork(self, original: LoadedSession, cwd: Path | str, model: str) -> LoadedSession:
         """A new session of `cwd` holding `original`'s whole log (sessions/fork.py); the original is only read."""
-        from mini_agent.sessions.fork import write_fork
+        from mini_agent.sessions.fork import copied_entries, write_fork
 
         path, header = self._new(cwd, model or original.info.model)
         header["forked_from"] = original.info.id
-        write_fork(path, header, original.journal.entries, self.secrets, self.root.parent)
+        entries = copied_entries(original.journal.entries, original.info.path)
+        write_fork(path, header, entries, self.secrets, self.root.parent)
         return self.load(path, cwd)
 
     def reopen(self, loaded: LoadedSession) -> SessionWriter:

@@ -195,3 +195,14 @@ def test_a_turn_error_on_a_rewound_branch_does_not_mark_the_session_stopped(tmp_
     with store.reopen(loaded) as writer:
         writer.write(rewind_entry(prompts(loaded.journal.entries)[1]))
     assert store.list(tmp_path)[0].stopped == "" and store.load(path, tmp_path).info.stopped == ""
+
+
+def test_a_fork_of_a_session_whose_turn_is_under_way_elsewhere_never_records_that_turn(tmp_path):
+    store, path = written_session(tmp_path)
+    loaded = store.load(path, tmp_path)
+    with store.reopen(loaded) as running:
+        running.write({"type": "changing", "before": "0" * 40})  # the other process is mid-turn
+        forked = store.fork(store.load(path, tmp_path), tmp_path, "claude-test")
+    assert forked.journal.entries[-1] == {"type": "unchanged"}
+    dead = store.fork(store.load(path, tmp_path), tmp_path, "claude-test")  # its process is gone: a kill's turn
+    assert dead.journal.entries[-1]["type"] == "changing"
