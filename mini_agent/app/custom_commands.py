@@ -24,6 +24,8 @@ REPL_BUILTINS = (
     "/undo",
     "/mcp",
     "/resume",
+    "/rewind",
+    "/fork",
     "/exit",
 )
 """The REPL's own commands, which a file of the same name never replaces; `-p "/name"` honours them too, so a

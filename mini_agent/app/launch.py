@@ -25,8 +25,10 @@ def launch(
     output_format: str,
     resume: str | None = None,
     environment: Environment | None = None,
+    fork: bool = False,
 ) -> ExitStatus:
-    """`resume`: None for a new session, "" to continue this directory's latest, else a session id."""
+    """`resume`: None for a new session, "" to continue this directory's latest, else a session id; `fork`:
+    continue a copy of it in a new session (--fork-session)."""
     environment = environment or Environment.of_process()
     started = environment.clock()
     stdin = environment.stdin
@@ -88,7 +90,7 @@ def launch(
 
     # One-shot runs are undoable too (`mini-agent undo`, or /undo after --continue): the snapshot is taken before
     # the first tool that may change files, never before the first request.
-    sessions = SessionLifecycle(settings, resume)
+    sessions = SessionLifecycle(settings, resume, fork=fork)
 
     from mini_agent.app.build import AgentBuilder
 

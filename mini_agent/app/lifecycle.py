@@ -14,23 +14,32 @@ from mini_agent.ui.terminal_text import visible
 from mini_agent.xmltext import system_hint
 
 CHECKPOINT, UNDONE = "checkpoint", "undone"
+CHANGING, UNCHANGED = "changing", "unchanged"
+"""A turn's before-snapshot, logged before its first change; and the end of such a turn that left no checkpoint.
+A `changing` entry the log does not close was cut short by a kill: `settle_interrupted_turn` records it."""
 
 
 class SessionLifecycle:
-    def __init__(self, settings: Settings, resume: str | None = None, undo: bool = True) -> None:
-        """`resume`: None for a new session, "" for this directory's latest, else an id (or id prefix)."""
+    def __init__(self, settings: Settings, resume: str | None = None, undo: bool = True, fork: bool = False) -> None:
+        """`resume`: None for a new session, "" for this directory's latest, else an id (or id prefix). `fork`:
+        continue a copy of that session in a new file (--fork-session), leaving its own file as it is."""
         from mini_agent.sessions import SessionStore
 
         self.settings = settings
         self.store = SessionStore(settings.data_dir, settings.secret_set)
         self.resume_target = resume
         self.with_undo = undo
+        self.fork_on_load = fork
+        self.forked_from = ""
+        """The session this one was forked from in this run (--fork-session, /fork); "" if none."""
         self.writer = None
         self.writer_id = ""
         """The id of the session file in use (kept after closing, for the json output)."""
         self.notice: str | None = None
         self.undo = _NoUndo()
         self._warned = False
+        self._changing = False
+        """This turn logged its before-snapshot (a `changing` entry), so its end is logged too."""
         self._opened = False
         self._loaded = None
         """The session `open` read for --continue / --resume, until `attach` gives it to the agent."""
@@ -87,6 +96,44 @@ class SessionLifecycle:
         self._start_undo(agent, checkpoints)
         return self.notice
 
+    def fork(self, agent) -> str:
+        """/fork: go on in a new session holding this one's log; this one's file stays as it is. The agent's
+        conversation is unchanged (it is what the copy holds), and so is the undo stack (shared: see
+        sessions/fork.py)."""
+        if self.writer is None or (self.writer.error is None and not self.writer.path.exists()):
+            return "Nothing to fork yet: this session has no turn."
+        self.writer.sync()
+        original = self.current()
+        forked = self.store.fork(original, self.settings.cwd, agent.settings.model)
+        writer = self.store.reopen(forked)
+        self.close()
+        self.writer, self.forked_from = writer, original.info.id
+        agent.session.attach(writer.write)
+        return f"Forked session {original.info.id} into {forked.info.id}; continuing in {forked.info.id}."
+
+    def current(self):
+        """The session file in use, read as a resume would read it now; MiniAgentError when it no longer holds
+        the conversation (a write failed: the conversation in memory is ahead of it) or cannot be read."""
+        from mini_agent.errors import MiniAgentError
+
+        path = self.writer.path
+        if self.writer.error is not None:
+            why = self.writer.error.strerror or self.writer.error
+            raise MiniAgentError(
+                f"The session file {path} stopped being written ({why}): it no longer holds this conversation, "
+                "which rewinding and forking start from."
+            )
+        try:
+            return self.store.load(path, self.settings.cwd)
+        except OSError as error:
+            raise MiniAgentError(f"The session file {path} cannot be read: {error.strerror or error}.") from None
+
+    def rebuild(self, agent, loaded) -> None:
+        """The agent continues `loaded` (the file in use, read again) as a new process resuming it would: what
+        the agent kept in memory of the conversation is forgotten first. The undo stack is left as it is."""
+        agent.forget()
+        self._continue(agent, loaded)
+
     def close(self) -> None:
         if self.writer is not None:
             self.writer_id = self.writer.id
@@ -96,10 +143,13 @@ class SessionLifecycle:
     def after_turn(self) -> str | None:
         """Make the turn durable and log an undo checkpoint for it; a warning, once, if the file stopped."""
         checkpoint = self.undo.end_turn()
+        changing, self._changing = self._changing, False
         if self.writer is None:
             return None
         if checkpoint is not None:
             self.writer.write({"type": CHECKPOINT, "before": checkpoint.before, "after": checkpoint.after})
+        elif changing:
+            self.writer.write({"type": UNCHANGED})
         self.writer.sync()
         if self.writer.error is not None and not self._warned:
             self._warned = True
@@ -131,12 +181,18 @@ class SessionLifecycle:
         from mini_agent.sessions.recap import last_exchanges, recap_lines
 
         loaded = self.store.load(target, self.settings.cwd)
+        forked = ""
+        if self.fork_on_load:  # the original is only read: it may even be open in another process
+            forked, loaded = loaded.info.id, self.store.fork(loaded, self.settings.cwd, self.settings.model)
+            self.forked_from, self.fork_on_load = forked, False
         self.writer = self.store.reopen(loaded)
         info = loaded.info
         self.notice = (
             f"Continuing session {info.id} from {info.modified:%Y-%m-%d %H:%M} "
             f"({info.messages} messages): {info.first_prompt}"
         )
+        if forked:
+            self.notice = f"Forked session {forked} into {info.id} (the original is unchanged).\n" + self.notice
         recap = recap_lines(last_exchanges(loaded.entries))
         if recap:
             self.notice += "\n" + "\n".join(recap)
@@ -145,12 +201,25 @@ class SessionLifecycle:
         return loaded
 
     def _bind(self, agent, loaded) -> list:
-        """The agent continues a loaded session; the undo checkpoints its log describes."""
+        """The agent continues a loaded session; the undo checkpoints its log describes, a turn a kill cut short
+        included."""
+        self._continue(agent, loaded)
+        checkpoints = checkpoints_in(loaded.journal.entries)
+        if self.with_undo and self.writer is not None:
+            from mini_agent.undo import project_snapshots
+
+            snapshots = project_snapshots(self.settings.data_dir, Path(self.settings.cwd))
+            settled = settle_interrupted_turn(loaded.journal.entries, snapshots, self.writer)
+            checkpoints += [settled] if settled is not None else []
+        return checkpoints
+
+    def _continue(self, agent, loaded) -> None:
         from mini_agent.sessions import resume_into
 
         resume_into(agent, loaded, self.writer)
-        agent.tell_next_turn(*(system_hint("undo", notice) for notice in undo_notices_pending(loaded.entries)))
-        return checkpoints_in(loaded.entries)
+        # Undo bookkeeping is read from the whole file: turns of a rewound branch changed files all the same.
+        pending = undo_notices_pending(loaded.journal.entries)
+        agent.tell_next_turn(*(system_hint("undo", notice) for notice in pending))
 
     def _new_file(self, agent) -> None:
         self.writer = self.store.create(self.settings.cwd, agent.settings.model)
@@ -166,7 +235,38 @@ class SessionLifecycle:
     def before_change(self) -> None:
         """The agent's `before_change` (given it when built): the snapshot of the undo stack of the session in
         use, which /clear and /resume replace."""
-        self.undo.before_change()
+        before = self.undo.before_change()
+        if before is not None and self.writer is not None:
+            self.writer.write({"type": CHANGING, "before": before})
+            self._changing = True
+
+
+def settle_interrupted_turn(entries: list[dict], snapshots, writer):
+    """A turn killed after it began changing files (kill -9, a crash) never logged its checkpoint: log it now,
+    from its before-snapshot to the files as they are now, so it can be undone. The checkpoint, or None when
+    there is no such turn (or it changed nothing, or no snapshot can be taken now: then the next load tries)."""
+    from mini_agent.undo import Checkpoint, SnapshotError
+
+    before = None
+    for entry in entries:
+        if entry.get("type") == CHANGING:
+            before = entry.get("before") if isinstance(entry.get("before"), str) else None
+        elif entry.get("type") in (CHECKPOINT, UNCHANGED):
+            before = None
+    if before is None:
+        return None
+    after = snapshots.take()
+    if after is None:
+        return None
+    try:
+        changed = bool(snapshots.changes(before, after))
+    except SnapshotError:
+        changed = True  # an undo that finds nothing to do is better than one that is missing
+    if not changed:
+        writer.write({"type": UNCHANGED})
+        return None
+    writer.write({"type": CHECKPOINT, "before": before, "after": after})
+    return Checkpoint(before, after)
 
 
 def checkpoints_in(entries: list[dict]) -> list:
@@ -198,11 +298,15 @@ def undone_entry(turns: int, notice: str) -> dict:
 
 def undo_notices_pending(entries: list[dict]) -> list[str]:
     """What undos since the model last saw a message (`mini-agent undo`, or /undo just before quitting) left to
-    tell it."""
+    tell it; a rewind replaces them with its own notice (the turns they were about are taken back)."""
+    from mini_agent.sessions.rewind import REWIND
+
     pending: list[str] = []
     for entry in entries:
         if entry.get("type") == "message":
             pending = []
+        elif entry.get("type") == REWIND:
+            pending = [entry["notice"]] if isinstance(entry.get("notice"), str) and entry["notice"] else []
         elif entry.get("type") == UNDONE and entry.get("notice"):
             pending.append(entry["notice"])
     return pending

@@ -62,6 +62,7 @@ def run_once(
                 "tools": [tool.name for tool in agent.registry],
                 "mcp_servers": mcp_records(agent),
                 "session_id": sessions.session_id if sessions is not None else None,
+                **({"forked_from": sessions.forked_from} if sessions is not None and sessions.forked_from else {}),
             }
         )
     result: TurnResult | None = None
@@ -83,6 +84,8 @@ def run_once(
     record = result_record(agent, result, error or told, status, steps, environment.clock() - started, denials)
     if sessions is not None and sessions.writer_id:
         record["session_id"] = sessions.writer_id
+        if sessions.forked_from:
+            record["forked_from"] = sessions.forked_from
     try:
         if output_format == "text":
             if result is not None and result.text:  # for reading: the exact bytes are in --output-format json

@@ -54,6 +54,8 @@ class Repl:
         from mini_agent.app.custom_commands import CustomCommands, finder_for
 
         self.custom = CustomCommands(finder_for(settings, (name for name, _ in self.commands.names())))
+        self.next_input = ""
+        """What the next prompt starts with (a rewound prompt's words, to edit and send again)."""
         self._spaced_above = False
         """Whether the last output ended with a blank line (a turn's does; the banner and commands' do not)."""
 
@@ -96,8 +98,9 @@ class Repl:
 
     def _loop(self, session, after_first_draw: Callable[[], None]) -> ExitStatus:
         while True:
+            default, self.next_input = self.next_input, ""
             try:
-                line = session.prompt(self._prompt, pre_run=after_first_draw)
+                line = session.prompt(self._prompt, pre_run=after_first_draw, default=default)
             except KeyboardInterrupt:
                 continue
             except EOFError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from mini_agent.app.rewind_command import fork_command, rewind_command
 from mini_agent.app.slash import SlashCommands
 from mini_agent.settings import PERMISSION_MODES, mode_named
 
@@ -26,6 +27,8 @@ def builtin_commands(repl) -> SlashCommands:
         ("/trace", "/trace on|off", "show what context each turn adds", _trace),
         ("/undo", "/undo", "restore the files the last turn changed", _undo),
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
+        ("/rewind", "/rewind [N] [both|conversation|files]", "go back to before a prompt (Esc Esc)", rewind_command),
+        ("/fork", "/fork", "go on in a copy of this session; this one stays as it is", fork_command),
         ("/mcp", "/mcp", "MCP servers: status, tools, errors", _mcp),
     ):
         commands.add(name, usage, summary, partial(handler, repl))

@@ -21,7 +21,7 @@ def run_undo(
 ) -> ExitStatus:
     """Undo `turns` turns of `session` (this directory's latest when None); SUCCESS only when every change of
     those turns was reversed."""
-    from mini_agent.app.lifecycle import undoable_turns, undone_entry
+    from mini_agent.app.lifecycle import settle_interrupted_turn, undoable_turns, undone_entry
     from mini_agent.sessions import SessionStore
     from mini_agent.undo import UndoStack, fully_undone, project_snapshots, report_lines, undo_notice
 
@@ -31,13 +31,15 @@ def run_undo(
         print("mini-agent: no session in this directory, so nothing to undo.", file=err)
         return ExitStatus.ERROR
     loaded = store.load(target, settings.cwd)
-    stored = undoable_turns(loaded.entries)
+    stored = undoable_turns(loaded.journal.entries)  # rewound branches' turns too
     snapshots = project_snapshots(settings.data_dir, Path(settings.cwd))
     if list_only:
         return _list(loaded.info.id, stored, snapshots, as_json, out)
     writer = store.reopen(loaded)  # SessionBusy while another process has the session open
     try:
-        report = UndoStack(snapshots, [checkpoint for checkpoint, _prompt in stored]).undo(turns)
+        checkpoints = [checkpoint for checkpoint, _prompt in stored]
+        settled = settle_interrupted_turn(loaded.journal.entries, snapshots, writer)  # a run killed mid-turn
+        report = UndoStack(snapshots, [*checkpoints, *([settled] if settled else [])]).undo(turns)
         if report.result is not None:
             writer.write(undone_entry(report.turns, undo_notice(report, "mini-agent undo")))
             writer.sync()

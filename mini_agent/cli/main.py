@@ -87,6 +87,9 @@ def run(
         "--resume",
         help="Continue a session by id; without an id, list this directory's sessions and pick one.",
     ),
+    fork_session: bool = typer.Option(
+        False, "--fork-session", help="With --continue or --resume: go on in a new session (new id) holding a copy."
+    ),
     trace: bool = _setting("trace", False),
     compact_threshold: float | None = _setting("compact_threshold"),
     compact_focus: str | None = _setting("compact_focus"),
@@ -137,10 +140,12 @@ def run(
 
         if continue_ and resume is not None:
             fail("--continue and --resume both pick a session; pass one of them.")
+        if fork_session and not continue_ and resume is None:
+            fail("--fork-session forks the session --continue or --resume picks; pass one of them.")
         target = "" if continue_ else resume
         if resume == PICK:
             target = _pick_session(settings, environment)
-        status = launch(settings, prompt, output_format, target, environment)
+        status = launch(settings, prompt, output_format, target, environment, fork=fork_session)
     except KeyboardInterrupt:
         print("mini-agent: Interrupted.", file=environment.stderr)
         status = ExitStatus.INTERRUPTED

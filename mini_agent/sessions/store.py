@@ -32,6 +32,7 @@ from mini_agent.sessions.journal import (
     read_journal,
     session_id,
 )
+from mini_agent.sessions.rewind import REWIND, conversation_entries
 
 SLUG_CHARS = 48
 """The end of the path is kept when it is longer: the project's own name is what a person looks for."""
@@ -41,7 +42,8 @@ PROMPT_SEARCH_LINES = 8
 _TAIL_BYTES = 64
 _ERROR_TAIL_BYTES = 4096
 """Bytes read from a file's end to find a turn-ending error (session.py keeps those entries under ~1 KiB)."""
-_BOOKKEEPING = ("checkpoint", "undone", "hints", "usage", "model")
+_BOOKKEEPING = ("checkpoint", "undone", "changing", "unchanged", "hints", "usage", "model", REWIND)
+_SPENDING = ("usage", "subagent", "model")
 _TAIL_COUNT = re.compile(rb'"' + COUNT_KEY.encode() + rb'":(\d+)\}\n\Z')
 _TYPED_START = b'{"type":"message","typed":'
 _MESSAGE_LINE = b'\n{"type":"message",'
@@ -75,13 +77,19 @@ class LoadedSession:
     info: SessionInfo
     header: dict
     entries: list[dict]
-    """The session's log, as `Session.restore` takes it."""
+    """The log the conversation stands on, as `Session.restore` takes it: rewound branches left out
+    (sessions/rewind.py). The whole file's entries are `journal.entries`."""
     damaged: str | None
     """Where the file is damaged (a cut last line, a line that is not JSON) and what was not read; None if whole."""
     journal: Journal
 
     def restore(self) -> Session:
-        return Session.restore(self.entries, str((self.header or {}).get("model", "")))
+        model = str((self.header or {}).get("model", ""))
+        session = Session.restore(self.entries, model)
+        if self.entries is not self.journal.entries:  # rewound: the abandoned branches' tokens were spent all the same
+            spent = Session.restore([e for e in self.journal.entries if e["type"] in _SPENDING], model)
+            session.usage, session.usage_by_model = spent.usage, spent.usage_by_model
+        return session
 
 
 class SessionStore:
@@ -95,15 +103,29 @@ class SessionStore:
 
     def create(self, cwd: Path | str, model: str) -> SessionWriter:
         """A writer for a new session; its file appears with the first entry written."""
-        now = datetime.now().astimezone()
-        short_id = secrets.token_hex(4)
-        path = self.project_dir(cwd) / f"{now:%Y%m%d-%H%M%S}-{short_id}.jsonl"
-        return SessionWriter(path, _header(short_id, cwd, model, now), self.secrets)
+        path, header = self._new(cwd, model)
+        return SessionWriter(path, header, self.secrets)
+
+    def fork(self, original: LoadedSession, cwd: Path | str, model: str) -> LoadedSession:
+        """A new session of `cwd` holding `original`'s whole log (sessions/fork.py); the original is only read."""
+        from mini_agent.sessions.fork import copied_entries, write_fork
+
+        path, header = self._new(cwd, model or original.info.model)
+        header["forked_from"] = original.info.id
+        entries = copied_entries(original.journal.entries, original.info.path)
+        write_fork(path, header, entries, self.secrets, self.root.parent)
+        return self.load(path, cwd)
 
     def reopen(self, loaded: LoadedSession) -> SessionWriter:
         """A writer that continues a loaded session's file (SessionBusy if another process has it open)."""
         header = loaded.header or _header(loaded.info.id, loaded.info.cwd, loaded.info.model, loaded.info.created)
         return SessionWriter.continue_file(loaded.info.path, loaded.journal, header, self.secrets)
+
+    def _new(self, cwd: Path | str, model: str) -> tuple[Path, dict]:
+        """A new session's file name (not created yet) and header."""
+        now = datetime.now().astimezone()
+        short_id = secrets.token_hex(4)
+        return self.project_dir(cwd) / f"{now:%Y%m%d-%H%M%S}-{short_id}.jsonl", _header(short_id, cwd, model, now)
 
     def list(self, cwd: Path | str) -> builtins.list[SessionInfo]:
         """This project's sessions, most recently written first."""
@@ -120,12 +142,16 @@ class SessionStore:
         path, stat = max(files, key=lambda item: (item[1].st_mtime_ns, item[0].name))
         return _summary(path, stat) or self.latest(cwd)
 
-    def load(self, session: SessionInfo | str, cwd: Path | str) -> LoadedSession:
-        """Read a session of this project, by listing entry or id (a unique prefix will do)."""
-        path = session.path if isinstance(session, SessionInfo) else self._find(session, cwd)
+    def load(self, session: SessionInfo | Path | str, cwd: Path | str) -> LoadedSession:
+        """Read a session of this project, by listing entry, file or id (a unique prefix will do)."""
+        if isinstance(session, Path):
+            path = session
+        else:
+            path = session.path if isinstance(session, SessionInfo) else self._find(session, cwd)
         journal = read_journal(path.read_bytes())
         stat = path.stat()
         header = journal.header or {}
+        entries = conversation_entries(journal.entries)
         typed = next((e["typed"] for e in journal.entries if e["type"] == "message" and "typed" in e), "")
         info = SessionInfo(
             id=session_id(path),
@@ -137,9 +163,9 @@ class SessionStore:
             bytes=journal.size,
             cwd=str(header.get("cwd", "")),
             model=str(header.get("model", "")),
-            stopped=_stopped([e for e in journal.entries if e["type"] not in _BOOKKEEPING][-1:]),
+            stopped=_stopped([e for e in entries if e["type"] not in _BOOKKEEPING][-1:]),
         )
-        return LoadedSession(info, header, journal.entries, journal.damaged, journal)
+        return LoadedSession(info, header, entries, journal.damaged, journal)
 
     def _files(self, cwd: Path | str) -> builtins.list[tuple[Path, os.stat_result]]:
         try:
@@ -220,6 +246,8 @@ def _last_entries(file, size: int) -> builtins.list[dict]:
     lines = file.read().split(b"\n")[1:]  # the first piece may be the end of a longer line
     for line in reversed(lines):
         entry = _loads(line) if line.strip() else None
+        if entry is not None and entry.get("type") == REWIND:
+            return []  # what came before it may be a branch the conversation left (a turn ended by an error)
         if entry is not None and entry.get("type") not in _BOOKKEEPING:
             return [entry]
     return []

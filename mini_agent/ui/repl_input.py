@@ -3,7 +3,7 @@
 Enter sends; Alt+Enter or Esc then Enter inserts a newline; pasted text keeps its newlines (bracketed paste).
 Tab completes slash commands and `@path` mentions. Shift+Tab cycles the permission mode, which the prompt
 shows; the first move into auto in a session waits for a `y`, since one key press would otherwise end every
-question. Ctrl-C clears the line; Ctrl-D on an empty line exits.
+question. Esc Esc on an empty line opens /rewind. Ctrl-C clears the line; Ctrl-D on an empty line exits.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 
 MODE_CYCLE = ("default", "accept-edits", "auto", "plan")
+ESC_ESC_LINE = "/rewind"
+"""What Esc Esc on an empty line sends, as if typed (it is not added to the history)."""
 MAX_PATH_COMPLETIONS = 50
 SKIPPED_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
 
@@ -98,6 +100,7 @@ class ReplCompleter(Completer):
 
 
 def key_bindings(modes: ModeSwitch) -> KeyBindings:
+    from prompt_toolkit.application.current import get_app
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.keys import Keys
 
@@ -111,6 +114,10 @@ def key_bindings(modes: ModeSwitch) -> KeyBindings:
     @bindings.add("escape", "enter")
     def _newline(event) -> None:
         event.current_buffer.insert_text("\n")
+
+    @bindings.add("escape", "escape", filter=Condition(lambda: not get_app().current_buffer.text))
+    def _rewind(event) -> None:
+        event.app.exit(result=ESC_ESC_LINE)
 
     @bindings.add("s-tab")
     def _cycle(event) -> None:

@@ -65,11 +65,14 @@ class UndoStack:
         self._changing = False
         self._before = None
 
-    def before_change(self) -> None:
-        """Take the turn's before-snapshot, once; call it before every write or exec tool."""
-        if not self._changing:
-            self._changing = True
-            self._before = self.snapshots.take()
+    def before_change(self) -> str | None:
+        """Take the turn's before-snapshot, once; call it before every write or exec tool. The snapshot when this
+        call took it (to be logged at once: a run killed mid-turn can still be undone), else None."""
+        if self._changing:
+            return None
+        self._changing = True
+        self._before = self.snapshots.take()
+        return self._before
 
     def end_turn(self) -> Checkpoint | None:
         """Take the after-snapshot of a turn that may have changed files; the checkpoint pushed, if any."""
