@@ -16,11 +16,12 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ProviderError
-from mini_agent.events import Emit, ReplyDiscarded, TextDelta
+from mini_agent.events import Emit, Notice, ReplyDiscarded, TextDelta
 from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
 from mini_agent.model.endpoints import family_of
 from mini_agent.model.faults import EndpointAnswer, backoff, classify
 from mini_agent.model.replies import Reply, Request, reply_from
+from mini_agent.model.thinking import Support, Thinking, support_for
 from mini_agent.model.wellformed import call_ids
 from mini_agent.settings import Settings
 
@@ -66,6 +67,8 @@ class AnthropicProvider:
         """Called on the requesting thread once per model request, as it goes out (the SDK has built it): the
         model's latency follows, idle time in which the caller may load what the reply will need (preload.py)."""
         self._announced = threading.local()
+        self.thinking = Thinking()
+        """What thinking the session sends, and what the endpoint refused of it (thinking.py)."""
 
     # ---- start-up ------------------------------------------------------------------------------------
 
@@ -211,19 +214,30 @@ class AnthropicProvider:
 
     # ---- requests ------------------------------------------------------------------------------------
 
+    def thinking_support(self) -> Support:
+        """What thinking the model in use takes at this endpoint (the one rule: thinking.py)."""
+        said = self.discovery().capabilities
+        return support_for(self.family, self.settings.base_url, self.settings.model, said)
+
     def complete(self, request: Request, emit: Emit) -> Reply:
-        body = request.body()
+        plain = request.body()
+        body, headers = self.thinking.prepare(plain, self.thinking_support(), request.effort)
         taken = frozenset(call_ids(request.messages))  # a reply's calls may not reuse the conversation's ids
         streaming = True
         attempt = 0
         fresh_connection_tried = False
         while True:
             try:
-                return self._stream(body, emit, taken) if streaming else self._create(body, emit, taken)
+                sent = {**body, "extra_headers": headers} if headers else body
+                return self._stream(sent, emit, taken) if streaming else self._create(sent, emit, taken)
             except Exception as exc:
                 fault = classify(exc, self.settings.base_url, self.settings.model)
                 if fault.kind == "stale_connection" and not fresh_connection_tried:
                     fresh_connection_tried = True  # once, at once and unannounced: nothing was lost
+                    continue
+                if fault.kind == "fatal" and (told := self.thinking.rejection(fault.message, body)):
+                    emit(Notice(self.settings.secret_set.mask(told)))
+                    body, headers = self.thinking.prepare(plain, self.thinking_support(), request.effort)
                     continue
                 if fault.kind == "stream_error":
                     streaming = False  # an error event mid-stream, or JSON where events were due: ask plainly
