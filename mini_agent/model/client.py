@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ProviderError
-from mini_agent.events import Emit, Notice, ReplyDiscarded, TextDelta
+from mini_agent.events import Emit, Notice, ReplyDiscarded, TextDelta, Thought
 from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
 from mini_agent.model.endpoints import family_of
 from mini_agent.model.faults import EndpointAnswer, backoff, classify
@@ -290,6 +290,8 @@ class AnthropicProvider:
             event = _event(sse.event, sse.data)
             if event is not None:
                 text = assembly.add(event)
+                for thought, redacted in assembly.take_thoughts():
+                    emit(Thought(thought, redacted))
                 if text:
                     emit(TextDelta(text))
         message, usage = assembly.message()
@@ -298,7 +300,9 @@ class AnthropicProvider:
     def _reply(self, answer: dict, emit: Emit, taken: frozenset[str]) -> Reply:
         reply = reply_from(answer, self.family, taken=taken)
         for block in reply.message["content"]:
-            if block.get("type") == "text":
+            if block.get("type") in ("thinking", "redacted_thinking"):
+                emit(Thought(str(block.get("thinking") or ""), block["type"] == "redacted_thinking"))
+            elif block.get("type") == "text":
                 emit(TextDelta(block["text"]))
         return reply
 

@@ -1,8 +1,8 @@
 """The REPL's input line (prompt-toolkit): history, multi-line editing, completion, the mode on Shift+Tab.
 
 Enter sends; Alt+Enter or Esc then Enter inserts a newline; pasted text keeps its newlines (bracketed paste).
-Tab completes slash commands and `@path` mentions. Shift+Tab cycles the permission mode, which the prompt
-shows; the first move into auto in a session waits for a `y`, since one key press would otherwise end every
+Tab completes slash commands and `@path` mentions. Ctrl-O prints the latest reply's thinking in full.
+Shift+Tab cycles the permission mode, which the prompt shows; the first move into auto in a session waits for a `y`, since one key press would otherwise end every
 question. Ctrl-C clears the line; Ctrl-D on an empty line exits.
 """
 
@@ -97,7 +97,7 @@ class ReplCompleter(Completer):
                 return
 
 
-def key_bindings(modes: ModeSwitch) -> KeyBindings:
+def key_bindings(modes: ModeSwitch, show_thinking: Callable[[], None] | None = None) -> KeyBindings:
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.keys import Keys
 
@@ -111,6 +111,14 @@ def key_bindings(modes: ModeSwitch) -> KeyBindings:
     @bindings.add("escape", "enter")
     def _newline(event) -> None:
         event.current_buffer.insert_text("\n")
+
+    if show_thinking is not None:
+
+        @bindings.add("c-o")
+        def _thinking(event) -> None:
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(show_thinking)
 
     @bindings.add("s-tab")
     def _cycle(event) -> None:
