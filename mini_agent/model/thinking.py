@@ -236,8 +236,8 @@ class Thinking:
         return body, ({"anthropic-beta": ",".join(chosen.betas)} if chosen.betas else {})
 
     def rejection(self, detail: str, body: dict) -> str | None:
-        """After a request was refused for good with `detail` (a 400): what to tell the human if sending again without what it
-        refused can help (the state is changed to leave it out), else None."""
+        """After a request was refused for good with `detail` (a 400): what to tell the human if sending it again
+        without what was refused can help (the state now leaves that out), else None."""
         lowered = detail.lower()
         if any(word in lowered for word in _SIGNATURE):
             fresh = seals_in(body["messages"]) - self.rejected
@@ -252,5 +252,5 @@ class Thinking:
         if not self.refused and any(field in body for field in THINKING_FIELDS):
             if any(word in lowered for word in _THINKING_WORDS):
                 self.refused = True
-                return f"The endpoint does not take thinking ({detail}); it is off for the rest of this session."
+                return f"The endpoint does not take thinking ({detail}); it is off for the rest of the session."
         return None
