@@ -87,15 +87,14 @@ def test_the_repl_folds_thinking_into_one_dim_line_and_ctrl_o_prints_it_through_
 
 
 def test_compaction_in_a_tool_loop_keeps_the_loops_thinking_and_drops_the_summarised_turns(api, settings_for, tmp_path):
-    (tmp_path / "big.txt").write_text("".join(f"line {n}: lorem ipsum dolor sit amet, consectetur\n" for n in range(1900)))
+    lines = (f"line {n}: lorem ipsum dolor sit amet, consectetur\n" for n in range(1900))
+    (tmp_path / "big.txt").write_text("".join(lines))
     api.route(lambda body: not body.get("tools"), answer("<summary>Turn one looked up k.</summary>"))
     loop = thinking("Read the big file.", "sig-3")
     api.script(
-        answer(
-            thinking("Turn one.", "sig-1"), tool_use("read_file", {"path": "big.txt", "limit": 3}, id="t1"), measured=True
-        ),
+        answer(thinking("Turn one.", "sig-1"), tool_use("read_file", {"path": "big.txt", "limit": 3}), measured=True),
         answer(thinking("Done with one.", "sig-2"), "One done.", measured=True),
-        answer(loop, tool_use("read_file", {"path": "big.txt"}, id="t2"), measured=True),
+        answer(loop, tool_use("read_file", {"path": "big.txt"}), measured=True),
         answer(thinking("Done.", "sig-4"), "Two done.", measured=True),
     )
     settings = settings_for(
@@ -133,7 +132,8 @@ def test_a_resumed_session_sends_the_thinking_blocks_back_byte_for_byte(run_cli,
 
 def test_stream_json_gives_thinking_records_and_the_usage_counts_thinking_output_tokens(run_cli, api):
     usage = {"input_tokens": 1000, "output_tokens": 4000}  # most of it thinking: output usage includes it
-    api.script(answer(thinking("Weigh it.", "sig-S"), {"type": "redacted_thinking", "data": "Zm9v"}, "Yes.", usage=usage))
+    redacted = {"type": "redacted_thinking", "data": "Zm9v"}
+    api.script(answer(thinking("Weigh it.", "sig-S"), redacted, "Yes.", usage=usage))
     done = run_cli(["-p", "should I?", "--output-format", "stream-json", "--effort", "high", *claude(api)], api)
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.decode().splitlines()]

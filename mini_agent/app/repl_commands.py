@@ -24,7 +24,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/cost", "/cost", "tokens and money spent in this session", _cost),
         ("/model", "/model [name]", "show or switch the model", _model),
         ("/mode", "/mode [name]", "show or set the permission mode (Shift+Tab cycles)", _mode),
-        ("/effort", "/effort [level]", "show or set how hard the model thinks (off low medium high max)", effort_command),
+        ("/effort", "/effort [level]", "show or set how hard the model thinks (off to max)", effort_command),
         ("/trace", "/trace on|off", "show what context each turn adds", _trace),
         ("/undo", "/undo", "restore the files the last turn changed", _undo),
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
