@@ -5,11 +5,21 @@ extended thinking's rules (a budget of at least 1,024 under max_tokens, a tool l
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support import scripted_agent
 from support.fake_api import answer, cut, failure, thinking, tool_use
 
 from mini_agent.events import Notice, Thought
-from mini_agent.model.thinking import BUDGETS, INTERLEAVED_BETA, plan, support_for
+from mini_agent.model.thinking import (
+    BUDGETS,
+    INTERLEAVED_BETA,
+    THINKING_BLOCKS,
+    plan,
+    seal,
+    support_for,
+    without_thinking,
+)
 from mini_agent.tools.base import ToolContext, ToolRegistry, tool
 
 
@@ -182,3 +192,36 @@ def test_unsigned_thinking_from_a_compatible_server_is_shown_but_not_sent_back(a
     agent.run_turn("k?")
     assert [b["type"] for b in api.message_requests[1]["messages"][1]["content"]] == ["tool_use"]
     assert any("'thinking' block" in text for text in notices(events))
+
+
+@given(
+    level=st.sampled_from(["off", "low", "medium", "high", "max"]),
+    model=st.sampled_from(["claude-sonnet-4-5", "claude-3-7-sonnet-latest", "claude-opus-4-1", "claude-opus-4-6"]),
+    max_tokens=st.integers(min_value=1, max_value=200_000),
+)
+def test_a_budget_is_always_at_least_the_floor_and_below_max_tokens(level, model, max_tokens):
+    chosen = plan(support_for("anthropic", "", model), level, max_tokens)
+    budget = chosen.fields.get("thinking", {}).get("budget_tokens")
+    if budget is not None:
+        assert 1024 <= budget < (chosen.max_tokens or max_tokens) <= max(max_tokens, 32_000)
+
+
+@given(
+    st.lists(st.sampled_from(["sig-1", "sig-2", "data-1", "text", "call"]), max_size=6),
+    st.sets(st.sampled_from(["sig-1", "sig-2", "data-1"])),
+)
+def test_taking_thinking_out_never_leaves_an_empty_reply_and_keeps_every_other_block(kinds, seals):
+    blocks = {
+        "sig-1": thinking("a", "sig-1"),
+        "sig-2": thinking("b", "sig-2"),
+        "data-1": {"type": "redacted_thinking", "data": "data-1"},
+        "text": {"type": "text", "text": "t"},
+        "call": tool_use("lookup", {"key": "k"}, id="t1"),
+    }
+    content = [blocks[kind] for kind in kinds] or [blocks["text"]]
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": content}]
+    reply = without_thinking(messages, set(seals))[1]["content"]
+    assert reply and all(seal(block) not in seals for block in reply if block.get("type") in THINKING_BLOCKS)
+    assert [b for b in reply if b.get("type") in ("text", "tool_use")] == [
+        b for b in messages[1]["content"] if b.get("type") in ("text", "tool_use")
+    ] or reply == [{"type": "text", "text": "(thought, not kept)"}]
