@@ -40,6 +40,8 @@ class Provider(Protocol):
 
     def use_model(self, model: str) -> None: ...
 
+    def thinking_support(self) -> Support: ...
+
 
 class _Lookup:
     """One question to the endpoint about one model: done once answered (or not)."""

@@ -2,8 +2,9 @@
 
 Enter sends; Alt+Enter or Esc then Enter inserts a newline; pasted text keeps its newlines (bracketed paste).
 Tab completes slash commands and `@path` mentions. Ctrl-O prints the latest reply's thinking in full.
-Shift+Tab cycles the permission mode, which the prompt shows; the first move into auto in a session waits for a `y`, since one key press would otherwise end every
-question. Ctrl-C clears the line; Ctrl-D on an empty line exits.
+Shift+Tab cycles the permission mode, which the prompt shows; the first move into auto in a session waits for a
+`y`, since one key press would otherwise end every question. Ctrl-C clears the line; Ctrl-D on an empty line
+exits.
 """
 
 from __future__ import annotations
