@@ -114,15 +114,13 @@ def count_messages(messages: list[dict]) -> int:
 
 
 def _turn_start(messages: list[dict]) -> int:
-    """The index of the last user message that is not only tool results (0 if none)."""
+    """The index of the last user message that answers no tool call: where the current turn starts (0: none)."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         content = message.get("content")
         if message.get("role") != "user":
             continue
-        if isinstance(content, str) or not all(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content or ()
-        ):
+        if isinstance(content, str) or not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
             return index
     return 0
 

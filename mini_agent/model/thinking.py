@@ -151,13 +151,13 @@ def _nearest(level: str, efforts: tuple[str, ...]) -> str | None:
 
 
 def turn_began_unthinking(messages: list[dict]) -> bool:
-    """Whether the current turn's first reply (after the last message that is not only tool results) holds no
+    """Whether the current turn's first reply (after the last user message that answers no tool call) holds no
     thinking block: the API wants one thinking configuration per assistant turn, so a turn begun without a
     budget (a request sent without it, thinking taken out) goes on without one."""
     start = None
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.get("role") == "user" and not _only_results(message.get("content")):
+        if message.get("role") == "user" and not _continues_loop(message.get("content")):
             start = index
             break
     replies = [m for m in messages[(start or 0) + 1 :] if m.get("role") == "assistant"]
@@ -167,8 +167,9 @@ def turn_began_unthinking(messages: list[dict]) -> bool:
     return not (isinstance(content, list) and any(_is_thinking(block) for block in content))
 
 
-def _only_results(content: object) -> bool:
-    return isinstance(content, list) and bool(content) and all(
+def _continues_loop(content: object) -> bool:
+    """A user message that answers tool calls continues the assistant's turn, whatever text rides along."""
+    return isinstance(content, list) and any(
         isinstance(block, dict) and block.get("type") == "tool_result" for block in content
     )
 

@@ -92,15 +92,15 @@ def _turn_first_reply(messages: Any) -> dict | None:
     if not isinstance(messages, list) or not messages:
         return None
 
-    def only_results(message: Any) -> bool:
+    def answers_calls(message: Any) -> bool:
         content = message.get("content") if isinstance(message, dict) else None
-        return isinstance(content, list) and bool(content) and all(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        return isinstance(content, list) and any(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
         )
 
-    if not only_results(messages[-1]):
+    if not answers_calls(messages[-1]):
         return None
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user" and not only_results(m)]
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user" and not answers_calls(m)]
     start = users[-1] if users else None
     return next((m for m in messages[(start or 0) + 1 :] if m.get("role") == "assistant"), None)
 
