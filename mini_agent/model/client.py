@@ -40,7 +40,7 @@ class Provider(Protocol):
 
     def use_model(self, model: str) -> None: ...
 
-    def thinking_support(self) -> Support: ...
+    def thinking_support(self, model: str | None = None) -> Support: ...
 
 
 class _Lookup:
@@ -216,14 +216,16 @@ class AnthropicProvider:
 
     # ---- requests ------------------------------------------------------------------------------------
 
-    def thinking_support(self) -> Support:
-        """What thinking the model in use takes at this endpoint (the one rule: thinking.py)."""
-        said = self.discovery().capabilities
-        return support_for(self.family, self.settings.base_url, self.settings.model, said)
+    def thinking_support(self, model: str | None = None) -> Support:
+        """What thinking `model` (by default the one in use) takes at this endpoint (the one rule: thinking.py).
+        A sub-agent of its own model asks with it: what the endpoint said is said of the model in use."""
+        model = model or self.settings.model
+        said = self.discovery().capabilities if model == self.settings.model else None
+        return support_for(self.family, self.settings.base_url, model, said)
 
     def complete(self, request: Request, emit: Emit) -> Reply:
         plain = request.body()
-        body, headers = self.thinking.prepare(plain, self.thinking_support(), request.effort)
+        body, headers = self.thinking.prepare(plain, self.thinking_support(request.model), request.effort)
         taken = frozenset(call_ids(request.messages))  # a reply's calls may not reuse the conversation's ids
         streaming = True
         attempt = 0
@@ -239,7 +241,7 @@ class AnthropicProvider:
                     continue
                 if fault.kind == "fatal" and (told := self.thinking.rejection(fault.message, body)):
                     emit(Notice(self.settings.secret_set.mask(told)))
-                    body, headers = self.thinking.prepare(plain, self.thinking_support(), request.effort)
+                    body, headers = self.thinking.prepare(plain, self.thinking_support(request.model), request.effort)
                     continue
                 if fault.kind == "stream_error":
                     streaming = False  # an error event mid-stream, or JSON where events were due: ask plainly

@@ -225,3 +225,14 @@ def test_taking_thinking_out_never_leaves_an_empty_reply_and_keeps_every_other_b
     assert [b for b in reply if b.get("type") in ("text", "tool_use")] == [
         b for b in messages[1]["content"] if b.get("type") in ("text", "tool_use")
     ] or reply == [{"type": "text", "text": "(thought, not kept)"}]
+
+
+def test_a_request_for_another_model_than_the_sessions_gets_that_models_kind_of_thinking(api, settings_for):
+    # a sub-agent whose definition names its own model shares the session's provider
+    from mini_agent.model import AnthropicProvider, Request
+
+    api.script(answer("Hi."))
+    provider = AnthropicProvider(settings_for(api, provider="anthropic", model="claude-opus-4-6"))
+    user = [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+    provider.complete(Request("claude-sonnet-4-5", [], user, [], 8192, effort="low"), lambda event: None)
+    assert api.message_requests[0]["thinking"] == {"type": "enabled", "budget_tokens": BUDGETS["low"]}
