@@ -16,6 +16,7 @@ def test_ctrl_o_prints_the_last_thinking_that_was_shown_folded(api, tmp_path):
     child.sendline("pick one")
     child.expect(r"Thought for \d+ tokens \(Ctrl-O to show\)")
     child.expect("Picked.")
+    child.expect("cached")  # the status line: the turn is over
     child.expect(PROMPT)
     child.sendcontrol("o")
     child.expect("First weigh the options.⟨BEL⟩ Then pick one.")
