@@ -230,6 +230,7 @@ class Agent:
             messages=with_cache_breakpoint(self.session.messages),
             tools=safe(self.registry.schemas()),  # an MCP server's descriptions may hold `\ud800` escapes
             max_tokens=self.output_limit(),
+            effort=self.settings.effort,
         )
 
     def _complete(self) -> Reply:
@@ -401,6 +402,10 @@ class Agent:
         self.keeper.use_model(model)
         self.session.record_model(model)
         self.emit(ModelSwitched(model))
+
+    def set_effort(self, level: str) -> None:
+        """Think at `level` from the next turn on (/effort); what the endpoint is sent for it: model/thinking.py."""
+        self.settings = replace(self.settings, effort=level)
 
     def start_conversation(self, session: Session) -> None:
         """A new conversation (/clear): `session` replaces the old one, and what belonged to it is forgotten."""

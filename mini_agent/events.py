@@ -25,6 +25,15 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class Thought:
+    """A thinking block of the reply being streamed ended (shown folded; the full text is the model's)."""
+
+    text: str
+    redacted: bool = False
+    """The provider sent it encrypted (`redacted_thinking`): nothing to show."""
+
+
+@dataclass(frozen=True)
 class ReplyDiscarded:
     """A reply attempt failed part-way; whatever it streamed so far is void and the request is retried."""
 

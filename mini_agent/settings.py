@@ -34,6 +34,8 @@ def mode_named(text: str) -> str:
 MIN_SECRET_LENGTH = 8
 """Shorter values ("1", "true") would mask ordinary words; real keys and tokens are longer."""
 OUTPUT_FORMATS: tuple[str, ...] = ("text", "json", "stream-json")
+EFFORT_LEVELS: tuple[str, ...] = ("off", "low", "medium", "high", "max")
+"""How hard the model thinks (--effort, /effort); what each level sends: model/thinking.py, docs/thinking.md."""
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -149,6 +151,17 @@ class Settings:
         example="8192",
     )
     """Output tokens allowed per reply."""
+    effort: str = setting(
+        "off",
+        flag="--effort",
+        env="MINI_AGENT_EFFORT",
+        key="effort",
+        help="Thinking: off | low | medium | high | max [default: off].",
+        within=lambda v: v in EFFORT_LEVELS,
+        must="one of off, low, medium, high, max",
+        example="medium",
+    )
+    """Extended thinking or the endpoint's effort setting, on models that take one (model/thinking.py)."""
     max_retries: int = setting(
         4,
         flag="--max-retries",

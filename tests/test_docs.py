@@ -117,8 +117,9 @@ def test_the_docs_show_commands() -> None:
     assert any(words[:1] == ["undo"] and "--turns" in words for _, words in commands)
 
 
-@pytest.mark.parametrize("where, words", documented_commands(), ids=lambda value: " ".join(value)[:60]
-                         if isinstance(value, list) else value)
+@pytest.mark.parametrize(
+    "where, words", documented_commands(), ids=lambda value: " ".join(value)[:60] if isinstance(value, list) else value
+)
 def test_each_documented_command_and_flag_exists(where: str, words: list[str]) -> None:
     path, flags = _split(words)
     text = _help(path)

@@ -32,6 +32,8 @@ def _pool(name: str) -> list[object]:
         return list(PRESETS)
     if name == "permission_mode":
         return ["default", "plan", "accept-edits", "auto"]
+    if name == "effort":
+        return ["low", "medium", "high", "max", "off"]
     if name == "base_url":
         return [f"http://127.0.0.{n}:9" for n in range(1, 6)]
     if kind == "bool":
@@ -113,7 +115,7 @@ def test_a_project_file_cannot_set_what_only_the_users_own_config_may(tmp_path):
 @pytest.mark.parametrize("name", sorted(n for n, d in DECLARED.items() if d.within))
 def test_a_value_out_of_range_names_the_flag_variable_or_key_it_came_from(name, tmp_path):
     declaration = DECLARED[name]
-    bad = -(10**12)  # below every range
+    bad = "no-such-level" if _kind(name).startswith("str") else -(10**12)  # outside every range
     ways = [({DECLARED[name].env: str(bad)}, {}, f"^{declaration.env} must be ")] if declaration.env else []
     ways += [({}, {name: bad}, f"^{declaration.flag} must be ")] if declaration.flags else []
     for env, flags, message in ways:
@@ -121,7 +123,7 @@ def test_a_value_out_of_range_names_the_flag_variable_or_key_it_came_from(name, 
             resolve({"MINI_AGENT_HOME": str(tmp_path), **env}, flags, cwd=tmp_path)
         assert declaration.must in str(raised.value) and declaration.example in str(raised.value)
     if declaration.key:
-        (tmp_path / "config.toml").write_text(f"{declaration.key} = {bad}\n")
+        (tmp_path / "config.toml").write_text(f"{declaration.key} = {_toml(bad)}\n")
         wanted = f"^{declaration.key} in .*config.toml must be {re.escape(declaration.must)}"
         with pytest.raises(ConfigError, match=wanted):
             resolve({"MINI_AGENT_HOME": str(tmp_path)}, cwd=tmp_path)

@@ -20,6 +20,7 @@ REPL_BUILTINS = (
     "/cost",
     "/model",
     "/mode",
+    "/effort",
     "/trace",
     "/undo",
     "/mcp",

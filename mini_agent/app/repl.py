@@ -75,7 +75,8 @@ class Repl:
         from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
 
         completer = ReplCompleter(lambda: self.commands.names() + self.custom.names(), self._cwd)
-        session = prompt_session(self.settings.data_dir / "history", completer, key_bindings(self.modes))
+        bindings = key_bindings(self.modes, self.renderer.show_thinking)
+        session = prompt_session(self.settings.data_dir / "history", completer, bindings)
         self._banner()
         behind: list[threading.Timer] = []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from mini_agent.app.effort_command import effort_command
 from mini_agent.app.rewind_command import fork_command, rewind_command
 from mini_agent.app.slash import SlashCommands
 from mini_agent.settings import PERMISSION_MODES, mode_named
@@ -24,6 +25,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/cost", "/cost", "tokens and money spent in this session", _cost),
         ("/model", "/model [name]", "show or switch the model", _model),
         ("/mode", "/mode [name]", "show or set the permission mode (Shift+Tab cycles)", _mode),
+        ("/effort", "/effort [level]", "show or set how hard the model thinks (off to max)", effort_command),
         ("/trace", "/trace on|off", "show what context each turn adds", _trace),
         ("/undo", "/undo", "restore the files the last turn changed", _undo),
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
@@ -47,7 +49,7 @@ def _help(repl, argument: str) -> None:
         repl.console.print(f"[yellow]! {escape(warning)}[/]")
     repl.console.print(
         "[dim]Enter sends · Alt+Enter or Esc Enter: new line · Tab completes /commands and @paths · "
-        "Shift+Tab cycles the mode · Ctrl-C clears or interrupts · Ctrl-D exits[/]"
+        "Shift+Tab cycles the mode · Ctrl-O shows the last thinking · Ctrl-C clears or interrupts · Ctrl-D exits[/]"
     )
 
 

@@ -80,6 +80,7 @@ def run(
     ),
     max_steps: int | None = _setting("max_steps"),
     max_tokens: int | None = _setting("max_tokens"),
+    effort: str | None = _setting("effort"),
     max_retries: int | None = _setting("max_retries"),
     continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session of this directory."),
     resume: str | None = typer.Option(

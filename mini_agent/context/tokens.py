@@ -81,8 +81,9 @@ def count(text: str) -> int:
     return TOKENIZER.count(text)
 
 
-def message_text(message: dict) -> str:
-    """The parts of a message that cost tokens, as one string (block framing is a few tokens; ignored)."""
+def message_text(message: dict, thinking: bool = True) -> str:
+    """The parts of a message that cost tokens, as one string (block framing is a few tokens; ignored).
+    `thinking` False: its thinking blocks cost nothing (the API drops those of earlier turns from the window)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -96,15 +97,32 @@ def message_text(message: dict) -> str:
         elif kind == "tool_result":
             inner = block.get("content")
             parts.append(inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False))
-        elif kind == "thinking":
-            parts.append(block.get("thinking", ""))
+        elif kind in ("thinking", "redacted_thinking"):
+            if thinking:
+                parts.append(block.get("thinking", "") if kind == "thinking" else block.get("data", ""))
         else:
             parts.append(json.dumps(block, ensure_ascii=False))
     return "\n".join(parts)
 
 
 def count_messages(messages: list[dict]) -> int:
-    return sum(count(message_text(message)) + 4 for message in messages)
+    """Tokens of `messages` as the API counts them: the thinking blocks of replies before the last message the
+    user wrote are not (they are stripped from the context window); those of the current turn, sent back with
+    its tool results, are."""
+    turn = _turn_start(messages)
+    return sum(count(message_text(message, index >= turn)) + 4 for index, message in enumerate(messages))
+
+
+def _turn_start(messages: list[dict]) -> int:
+    """The index of the last user message that answers no tool call: where the current turn starts (0: none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        content = message.get("content")
+        if message.get("role") != "user":
+            continue
+        if isinstance(content, str) or not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return index
+    return 0
 
 
 class ConversationSize:

@@ -311,7 +311,7 @@ def _transport_advice(server: ServerDef, exc: BaseException) -> str:
     if server.transport == "http" and (refused or server.url.rstrip("/").endswith("/sse")):
         return (
             f" — if {server.name} is an SSE server (its URL often ends in /sse), add it with "
-            f"`mini-agent mcp add --transport sse {server.name} URL` (or `type = \"sse\"`)"
+            f'`mini-agent mcp add --transport sse {server.name} URL` (or `type = "sse"`)'
         )
     return ""
 

@@ -9,6 +9,7 @@ assembly of a streamed reply, what a failure means, and what the tokens cost.
     discovery.py  the context window and default model an endpoint reports
     messages.py   helpers over message params (the API's own shapes), the moving cache breakpoint
     pricing.py    prices per model for /cost and the status line
+    thinking.py   which model takes which thinking, what an effort level sends, what a refusal changes
 
 May import what sits below it: hooks, events, tools, settings, safety and the leaves (usage.py: token usage as the
 API reports it; xmltext.py: system_hint). Never context/, mcp/, ui/ or the agent. The SDK is imported on first use,

@@ -46,6 +46,8 @@ class StreamAssembly:
         self.ending: dict[str, Any] = {}
         self.stopped = False
         self.events = 0
+        self.thoughts: list[tuple[str, bool]] = []
+        """Thinking blocks that ended since last taken (`take_thoughts`): (text, redacted)."""
 
     def add(self, event: dict[str, Any]) -> str | None:
         """Take one event (as the JSON the server sent); returns text to show as it streams, if any."""
@@ -66,6 +68,7 @@ class StreamAssembly:
             return self._delta(self._index(event), event.get("delta") or {})
         elif kind == "content_block_stop":
             self._close(self._index(event))
+            self._thought(self._index(event))
         elif kind == "message_delta":
             delta = event.get("delta") or {}
             self.ending.update({k: v for k, v in delta.items() if v is not None})
@@ -89,7 +92,20 @@ class StreamAssembly:
         message["content"] = [self.blocks[index] for index in sorted(self.blocks)]
         return message, (self.usage or None)
 
+    def take_thoughts(self) -> list[tuple[str, bool]]:
+        """The thinking blocks that ended since the last call, for the REPL's folded line."""
+        taken, self.thoughts = self.thoughts, []
+        return taken
+
     # ---- pieces -------------------------------------------------------------------------------------------
+
+    def _thought(self, index: int) -> None:
+        block = self.blocks.get(index) or {}
+        if block.get("type") == "thinking":
+            text = "".join(piece for piece in self.pieces.get((index, "thinking"), ()) if isinstance(piece, str))
+            self.thoughts.append((text or str(block.get("thinking") or ""), False))
+        elif block.get("type") == "redacted_thinking":
+            self.thoughts.append(("", True))
 
     def _index(self, event: dict[str, Any]) -> int:
         index = event.get("index", 0)

@@ -16,11 +16,12 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ProviderError
-from mini_agent.events import Emit, ReplyDiscarded, TextDelta
+from mini_agent.events import Emit, Notice, ReplyDiscarded, TextDelta, Thought
 from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
 from mini_agent.model.endpoints import connect_advice, family_of
 from mini_agent.model.faults import EndpointAnswer, backoff, classify
 from mini_agent.model.replies import Reply, Request, reply_from
+from mini_agent.model.thinking import Support, Thinking, support_for
 from mini_agent.model.wellformed import call_ids
 from mini_agent.settings import Settings
 
@@ -38,6 +39,8 @@ class Provider(Protocol):
     def list_models(self) -> list[str]: ...
 
     def use_model(self, model: str) -> None: ...
+
+    def thinking_support(self, model: str | None = None) -> Support: ...
 
 
 class _Lookup:
@@ -66,6 +69,8 @@ class AnthropicProvider:
         """Called on the requesting thread once per model request, as it goes out (the SDK has built it): the
         model's latency follows, idle time in which the caller may load what the reply will need (preload.py)."""
         self._announced = threading.local()
+        self.thinking = Thinking()
+        """What thinking the session sends, and what the endpoint refused of it (thinking.py)."""
 
     # ---- start-up ------------------------------------------------------------------------------------
 
@@ -211,8 +216,16 @@ class AnthropicProvider:
 
     # ---- requests ------------------------------------------------------------------------------------
 
+    def thinking_support(self, model: str | None = None) -> Support:
+        """What thinking `model` (by default the one in use) takes at this endpoint (the one rule: thinking.py).
+        A sub-agent of its own model asks with it: what the endpoint said is said of the model in use."""
+        model = model or self.settings.model
+        said = self.discovery().capabilities if model == self.settings.model else None
+        return support_for(self.family, self.settings.base_url, model, said)
+
     def complete(self, request: Request, emit: Emit) -> Reply:
-        body = request.body()
+        plain = request.body()
+        body, headers = self.thinking.prepare(plain, self.thinking_support(request.model), request.effort)
         taken = frozenset(call_ids(request.messages))  # a reply's calls may not reuse the conversation's ids
         streaming = True
         attempt = 0
@@ -220,12 +233,17 @@ class AnthropicProvider:
         said = ""  # the last retry's reason: the same again is told in a few words
         while True:
             try:
-                return self._stream(body, emit, taken) if streaming else self._create(body, emit, taken)
+                sent = {**body, "extra_headers": headers} if headers else body
+                return self._stream(sent, emit, taken) if streaming else self._create(sent, emit, taken)
             except Exception as exc:
                 advice = connect_advice(self.settings.base_url, self.settings.provider)
                 fault = classify(exc, self.settings.base_url, self.settings.model, advice)
                 if fault.kind == "stale_connection" and not fresh_connection_tried:
                     fresh_connection_tried = True  # once, at once and unannounced: nothing was lost
+                    continue
+                if fault.kind == "fatal" and (told := self.thinking.rejection(fault.message, body)):
+                    emit(Notice(self.settings.secret_set.mask(told)))
+                    body, headers = self.thinking.prepare(plain, self.thinking_support(request.model), request.effort)
                     continue
                 if fault.kind == "stream_error":
                     streaming = False  # an error event mid-stream, or JSON where events were due: ask plainly
@@ -280,6 +298,8 @@ class AnthropicProvider:
             event = _event(sse.event, sse.data)
             if event is not None:
                 text = assembly.add(event)
+                for thought, redacted in assembly.take_thoughts():
+                    emit(Thought(thought, redacted))
                 if text:
                     emit(TextDelta(text))
         message, usage = assembly.message()
@@ -288,7 +308,9 @@ class AnthropicProvider:
     def _reply(self, answer: dict, emit: Emit, taken: frozenset[str]) -> Reply:
         reply = reply_from(answer, self.family, taken=taken)
         for block in reply.message["content"]:
-            if block.get("type") == "text":
+            if block.get("type") in ("thinking", "redacted_thinking"):
+                emit(Thought(str(block.get("thinking") or ""), block["type"] == "redacted_thinking"))
+            elif block.get("type") == "text":
                 emit(TextDelta(block["text"]))
         return reply
 

@@ -32,6 +32,8 @@ class Discovery:
     models: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     """Things the user must know before the first request, e.g. a window too small for a session."""
+    capabilities: dict | None = None
+    """What the endpoint says the model takes (Anthropic's `capabilities`: thinking types, effort levels)."""
 
 
 Fetch = Callable[[str, str, dict | None], Any]
@@ -56,6 +58,8 @@ def _anthropic(found: Discovery, model: str | None, fetch: Fetch) -> None:
     if not model:
         return
     info = fetch("GET", f"/v1/models/{model}", None)
+    if isinstance(info.get("capabilities"), dict):
+        found.capabilities = info["capabilities"]
     window = _positive(info.get("max_input_tokens"))
     if window:
         found.window, found.source = window, "GET /v1/models/{id} (max_input_tokens)"

@@ -51,6 +51,8 @@ class Request:
     messages: list[dict]
     tools: list[dict]
     max_tokens: int
+    effort: str = "off"
+    """The thinking level asked for (thinking.py decides what, if anything, the endpoint is sent for it)."""
 
     def body(self) -> dict[str, Any]:
         body = {"model": self.model, "max_tokens": self.max_tokens, "system": self.system, "messages": self.messages}

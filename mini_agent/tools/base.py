@@ -126,8 +126,6 @@ class ToolContext:
             )
 
 
-
-
 @dataclass(frozen=True)
 class ToolResult:
     """What goes back to the model as a tool_result block."""

@@ -23,6 +23,7 @@ from mini_agent.events import (
     ReplyDiscarded,
     SubAgentEvent,
     TextDelta,
+    Thought,
     ToolFinished,
     ToolStarted,
 )
@@ -115,6 +116,9 @@ class ReplRenderer:
         self._waiting_since: float | None = None
         self._running: dict[str, tuple[str, float]] = {}
         self._unfinished: set[str] = set()
+        self.thoughts: list[str] = []
+        """The thinking of the latest reply that thought, for the key that shows it (Ctrl-O)."""
+        self._fresh_reply = True
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -150,12 +154,15 @@ class ReplRenderer:
                 self._settle()
                 self.console.print(Text(self._plain(line), style="dim"), no_wrap=True, overflow="crop")
             return self._animate()
-        if isinstance(event, TextDelta):
+        if isinstance(event, Thought):
+            self._fold(event)
+        elif isinstance(event, TextDelta):
             self._waiting_since = None
             self.spinner.stop()
             self.stream.feed(event.text)
             return
-        if isinstance(event, AssistantMessage):
+        elif isinstance(event, AssistantMessage):
+            self._fresh_reply = True
             self._settle()
             if event.stop_reason == "tool_use":
                 self._unfinished = {call["id"] for call in tool_uses(event.message)}
@@ -204,6 +211,36 @@ class ReplRenderer:
                 self.console.print(Text(self._plain(line), style="dim", overflow="fold"))
         self._animate()
 
+    def _fold(self, event: Thought) -> None:
+        """One dim line per thinking block; its text is kept for `show_thinking`."""
+        from rich.text import Text
+
+        from mini_agent.context.tokens import count
+
+        self._settle()
+        if self._fresh_reply:
+            self.thoughts, self._fresh_reply = [], False
+        self.thoughts.append(event.text)
+        if event.redacted:
+            line = "✻ Thought (encrypted by the provider)"
+        elif not event.text:
+            line = "✻ Thought (the endpoint did not show it)"
+        else:
+            line = f"✻ Thought for {count(event.text):,} tokens (Ctrl-O to show)"
+        self.console.print(Text(self._plain(line), style="dim"), no_wrap=True, overflow="crop")
+
+    def show_thinking(self) -> None:
+        """The latest reply's thinking in full, dim, every control character shown by name (it is model text)."""
+        from rich.text import Text
+
+        shown = [text for text in self.thoughts if text]
+        if not shown:
+            self.console.print(Text("No thinking to show yet.", style="dim"))
+            return
+        for text in shown:
+            body = encodable(self.console, visible(text.expandtabs(4)))
+            self.console.print(Text("✻ " + body, style="dim italic"))
+
     def turn_finished(self, result: TurnResult, session: Session, window: int, size: int) -> None:
         """The status line: this turn's tokens, cache share and cost, the session's cost, context fullness."""
         from rich.text import Text
@@ -212,8 +249,7 @@ class ReplRenderer:
 
         self._settle()
         parts = {
-            name: self._plain(text)
-            for name, text in status_parts(result, session, window, size, self.model).items()
+            name: self._plain(text) for name, text in status_parts(result, session, window, size, self.model).items()
         }
         line = fitted(parts, self.width, self.glyphs.separator)
         self.console.print(Text(clip(line, self.width, self.glyphs.ellipsis), style="dim"))

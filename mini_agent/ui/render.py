@@ -137,9 +137,30 @@ class StreamJsonRenderer:
     def __call__(self, event: Event) -> None:
         if isinstance(event, ContextInjected | HookRan) and not self.trace:
             return
+        for thought in thinking_records(event):
+            self.write(thought)
         record = stream_record(event)
         if record is not None:
             self.write(record)
+
+
+def thinking_records(event: Event) -> list[dict]:
+    """A reply's thinking blocks as records of their own, before its `assistant` record: `thinking` (the text as
+    sent; empty where the endpoint omits it) or `redacted` true (encrypted by the provider)."""
+    subagent = None
+    if isinstance(event, SubAgentEvent):
+        subagent = {"id": event.agent_id, "agent": event.name, "description": event.description}
+        event = event.event
+    if not isinstance(event, AssistantMessage):
+        return []
+    records = []
+    for block in event.message.get("content") or ():
+        if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
+            redacted = block["type"] == "redacted_thinking"
+            record = {"type": "thinking", "step": event.step, "thinking": "" if redacted else block.get("thinking", "")}
+            record["redacted"] = redacted
+            records.append({**record, "subagent": subagent} if subagent else record)
+    return records
 
 
 def stream_record(event: Event) -> dict | None:

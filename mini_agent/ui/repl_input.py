@@ -1,9 +1,10 @@
 """The REPL's input line (prompt-toolkit): history, multi-line editing, completion, the mode on Shift+Tab.
 
 Enter sends; Alt+Enter or Esc then Enter inserts a newline; pasted text keeps its newlines (bracketed paste).
-Tab completes slash commands and `@path` mentions. Shift+Tab cycles the permission mode, which the prompt
-shows; the first move into auto in a session waits for a `y`, since one key press would otherwise end every
-question. Esc Esc on an empty line opens /rewind. Ctrl-C clears the line; Ctrl-D on an empty line exits.
+Tab completes slash commands and `@path` mentions. Ctrl-O prints the latest reply's thinking in full.
+Shift+Tab cycles the permission mode, which the prompt shows; the first move into auto in a session waits for a
+`y`, since one key press would otherwise end every question. Esc Esc on an empty line opens /rewind. Ctrl-C clears
+the line; Ctrl-D on an empty line exits.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class ReplCompleter(Completer):
                 return
 
 
-def key_bindings(modes: ModeSwitch) -> KeyBindings:
+def key_bindings(modes: ModeSwitch, show_thinking: Callable[[], None] | None = None) -> KeyBindings:
     from prompt_toolkit.application.current import get_app
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.keys import Keys
@@ -118,6 +119,14 @@ def key_bindings(modes: ModeSwitch) -> KeyBindings:
     @bindings.add("escape", "escape", filter=Condition(lambda: not get_app().current_buffer.text))
     def _rewind(event) -> None:
         event.app.exit(result=ESC_ESC_LINE)
+
+    if show_thinking is not None:
+
+        @bindings.add("c-o")
+        def _thinking(event) -> None:
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(show_thinking)
 
     @bindings.add("s-tab")
     def _cycle(event) -> None:

@@ -16,6 +16,7 @@ from mini_agent.ui.terminal_text import visible
 if TYPE_CHECKING:
     from mini_agent.tools.base import Tool
 
+
 def describe_call(name: str, arguments: Any, tool: Tool | None) -> str:
     """`tool(key argument)` in one line, for progress output and confirmations: for a terminal, its control
     characters shown by name (a CR is `⟨CR⟩`, not a space like other white space). `tool` is the tool called

@@ -103,7 +103,11 @@ class ShadowGit:
         """git's stdout; SnapshotError with git's message when it fails, is missing or takes too long."""
         try:
             done = subprocess.run(
-                self._command(args), input=input, capture_output=True, env=self._env_for(index), cwd=self.work_tree,
+                self._command(args),
+                input=input,
+                capture_output=True,
+                env=self._env_for(index),
+                cwd=self.work_tree,
                 timeout=self.timeout,
             )
         except subprocess.TimeoutExpired:
@@ -118,8 +122,12 @@ class ShadowGit:
         try:
             for args in commands:
                 process = subprocess.Popen(
-                    self._command(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    env=self._env_for(index), cwd=self.work_tree,
+                    self._command(args),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=self._env_for(index),
+                    cwd=self.work_tree,
                 )
                 started.append((args, process))
             outputs = []

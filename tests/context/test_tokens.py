@@ -9,6 +9,7 @@ from mini_agent.context.tokens import (
     TOKENIZER,
     ConversationSize,
     Tokenizer,
+    count,
     count_messages,
     estimate_by_characters,
     message_text,
@@ -108,3 +109,17 @@ def test_a_history_shorter_than_the_anchor_is_measured_afresh():
     size.observe(Usage(input_tokens=5_000, output_tokens=10), 3)
     shorter = [text_message("user", "b")]
     assert size.measure(shorter, overhead=0) == round(count_messages(shorter) * size.ratio)
+
+
+def test_thinking_counts_in_the_current_turn_only_as_the_api_strips_earlier_turns_thinking():
+    reasoning = "a long line of careful reasoning " * 50
+    thought = {"type": "thinking", "thinking": reasoning, "signature": "s"}
+    old = {"role": "assistant", "content": [thought, {"type": "text", "text": "ok"}]}
+    call = {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}}
+    loop = {"role": "assistant", "content": [{"type": "thinking", "thinking": reasoning, "signature": "s2"}, call]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}
+    history = [{"role": "user", "content": "first"}, old, {"role": "user", "content": "second"}]
+    plain = count_messages([history[0], {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}, history[2]])
+    assert count_messages(history) == plain, "the earlier turn's thinking is not in the window"
+    in_loop = count_messages([*history, loop, result])
+    assert in_loop > plain + count(reasoning) - 5, "the current tool loop's thinking goes back and counts"

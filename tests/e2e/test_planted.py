@@ -47,9 +47,7 @@ def venv_project(tmp_path):
     project = make_repo(tmp_path / "project")
     venv = project / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site_packages = Path(
-        sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
-    )
+    site_packages = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
     ours = sysconfig.get_path("purelib")
     (site_packages / "checkout.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     return project, venv, site_packages

@@ -270,6 +270,8 @@ def test_a_write_to_a_file_with_other_hard_links_asks_and_says_why(workspace, tm
         assert "2 hard links" in verdict.reason and "pnpm" in verdict.reason
     (workspace.root / "single.js").write_text("x\n")
     assert isinstance(check(call("write_file", path="single.js", content="y"), "auto", Rules(), workspace), Allow)
+
+
 NEW_CREDENTIALS = [
     "~/.vault-token",
     "~/.cargo/credentials",

@@ -42,10 +42,69 @@ def problems(body: Any, *, other_blocks: bool = False) -> list[str]:
     _system(body.get("system"), found)
     _tools(body.get("tools"), found)
     _messages(body.get("messages"), found, other_blocks)
+    _thinking(body, found)
     marks = _count_breakpoints(body)
     if marks > MAX_BREAKPOINTS:
         found.append(f"{marks} cache_control breakpoints (at most {MAX_BREAKPOINTS})")
     return found
+
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+
+
+def _thinking(body: dict, found: list[str]) -> None:
+    """Extended thinking's rules: a budget of at least 1,024 below max_tokens, no sampling changes, tool_choice
+    auto or none, and a tool loop whose turn began with thinking goes on with it (the turn's first reply must
+    open with a thinking block when a budget is set: "Expected `thinking` or `redacted_thinking`")."""
+    thinking, config = body.get("thinking"), body.get("output_config")
+    if config is not None:
+        if not isinstance(config, dict) or config.get("effort", "high") not in EFFORTS:
+            found.append(f"output_config: {config!r}")
+    if thinking is None:
+        return
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive", "disabled"):
+        found.append(f"thinking: {thinking!r}")
+        return
+    if thinking.get("display", "summarized") not in ("summarized", "omitted"):
+        found.append(f"thinking.display: {thinking['display']!r}")
+    if any(key in body for key in ("temperature", "top_k")):
+        found.append("thinking is not compatible with temperature or top_k")
+    choice = body.get("tool_choice")
+    if choice is not None and thinking["type"] == "enabled" and choice.get("type") not in ("auto", "none"):
+        found.append("thinking may not be used with a forced tool_choice")
+    if thinking["type"] != "enabled":
+        return
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        found.append(f"thinking.budget_tokens: {budget!r} (at least 1024)")
+    elif isinstance(body.get("max_tokens"), int) and budget >= body["max_tokens"]:
+        found.append(f"max_tokens must be greater than thinking.budget_tokens ({budget})")
+    first = _turn_first_reply(body.get("messages"))
+    if first is not None and not (
+        isinstance(first.get("content"), list)
+        and first["content"]
+        and isinstance(first["content"][0], dict)
+        and first["content"][0].get("type") in ("thinking", "redacted_thinking")
+    ):
+        found.append("Expected `thinking` or `redacted_thinking` to open the turn's first reply (a budget is set)")
+
+
+def _turn_first_reply(messages: Any) -> dict | None:
+    """The first assistant message of the turn a request continues, when it ends in tool results."""
+    if not isinstance(messages, list) or not messages:
+        return None
+
+    def answers_calls(message: Any) -> bool:
+        content = message.get("content") if isinstance(message, dict) else None
+        return isinstance(content, list) and any(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+        )
+
+    if not answers_calls(messages[-1]):
+        return None
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user" and not answers_calls(m)]
+    start = users[-1] if users else None
+    return next((m for m in messages[(start or 0) + 1 :] if m.get("role") == "assistant"), None)
 
 
 def _strings(value: Any, where: str, found: list[str]) -> None:

@@ -37,8 +37,10 @@ def a_changing_turn() -> list:
         answer(
             tool_use(
                 "bash",
-                {"command": "printf 'rewritten' > data.txt && chmod 644 secret.txt && rm gone.txt && mkdir -p d"
-                 " && echo x > d/made.txt"},
+                {
+                    "command": "printf 'rewritten' > data.txt && chmod 644 secret.txt && rm gone.txt && mkdir -p d"
+                    " && echo x > d/made.txt"
+                },
                 id="b1",
             )
         ),

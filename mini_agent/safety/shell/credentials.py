@@ -125,11 +125,7 @@ def tree_verdict(tree: Word, place: Place, hidden: bool = True) -> Verdict | Non
     if not inside and any(within(place, root) and place.exists() for place in held):
         return destructive(f"reads credentials outside the project (under {view.shown(root)})")
     for link, target in view.links:  # made earlier in this command, so not on disk yet
-        if (
-            within(link, root)
-            and not within(target, view.root)
-            and view.secret(target)
-        ):
+        if within(link, root) and not within(target, view.root) and view.secret(target):
             return destructive(
                 f"reads credentials outside the project ({view.shown(target)}, through {view.shown(link)})"
             )
