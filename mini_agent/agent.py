@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from mini_agent.context.blocks import Ledger
+    from mini_agent.context.images import AttachedImage
     from mini_agent.context.injection import TurnTrace
     from mini_agent.context.keeper import ContextKeeper
     from mini_agent.mcp.manager import McpManager
@@ -142,11 +143,21 @@ class Agent:
                 self._streamed.clear()  # a retry streams the reply again from the start
         self._emit(self.secrets.mask_event(event))
 
-    def run_turn(self, text: str, stdin: str | None = None, request: str | None = None) -> TurnResult:
+    def run_turn(
+        self,
+        text: str,
+        stdin: str | None = None,
+        request: str | None = None,
+        *,
+        images: tuple[AttachedImage, ...] = (),
+        pasted: bool = False,
+    ) -> TurnResult:
         """One user turn, at most max_steps model requests; Ctrl-C becomes TurnAborted with the transcript valid.
 
         `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block. `request` is
         the user's own words when `text` is not them (a sub-agent's brief): what the tools see as ctx.request.
+        `images` are image files the user attached (`--image`), read already; `pasted`: image paths in the text (dragged into
+        the REPL) are attached too. `@` mentions of images always are (context/images.py).
         """
         self.ctx.request = text if request is None else request
         self.secrets.refresh()  # the project's .env files, read on first use and again after they change
@@ -155,8 +166,9 @@ class Agent:
             self._endpoint_notices()
             notes, self.notes = [*self.notes, *self.hooks.prompt_submitted(text)], []  # kept if a hook stops it
             trace = self.keeper.open_turn(
-                self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes
-            )
+                self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes,
+                images, pasted,
+            )  # fmt: skip
             cut = 0
             for step in range(1, self.settings.max_steps + 1):
                 self.keeper.before_request(self.session, self.emit)

@@ -87,6 +87,9 @@ def run(
         "--resume",
         help="Continue a session by id; without an id, list this directory's sessions and pick one.",
     ),
+    image: list[str] = typer.Option(
+        [], "--image", "-i", help="Attach an image file to the -p prompt (PNG, JPEG, GIF, WebP); repeatable."
+    ),
     trace: bool = _setting("trace", False),
     compact_threshold: float | None = _setting("compact_threshold"),
     compact_focus: str | None = _setting("compact_focus"),
@@ -140,7 +143,7 @@ def run(
         target = "" if continue_ else resume
         if resume == PICK:
             target = _pick_session(settings, environment)
-        status = launch(settings, prompt, output_format, target, environment)
+        status = launch(settings, prompt, output_format, target, environment, images=tuple(image))
     except KeyboardInterrupt:
         print("mini-agent: Interrupted.", file=environment.stderr)
         status = ExitStatus.INTERRUPTED
