@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from mini_agent.conversation import Session
-from mini_agent.errors import ContextOverflow, MiniAgentError, StepLimitReached, TurnAborted
+from mini_agent.errors import ContextOverflow, ImagesRejected, MiniAgentError, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, Event, ModelSwitched, Notice, ReplyDiscarded, TextDelta
 from mini_agent.files.pending import sweep
 from mini_agent.gate import Confirm, Gate
@@ -41,6 +41,10 @@ OVERFLOW_ADVICE = (
     "Compaction could not make the conversation any smaller: what is left is this turn's own message and "
     "context. Start a new conversation (/clear in the interactive session, or a run without --continue), switch "
     "to a model with a bigger context window, or attach less: a shorter file or @mention, less piped input."
+)
+IMAGES_REMOVED = (
+    "[An image was here; it was removed because the model endpoint does not accept images. Ask the user to "
+    "describe it if it matters.]"
 )
 INTERRUPTED_REPLY = "[The user interrupted this reply with Ctrl-C; it was cut here.]"
 INTERRUPTED_BEFORE_REPLY = "[The user interrupted with Ctrl-C before this reply began.]"
@@ -244,7 +248,7 @@ class Agent:
         self._streamed = []
         try:
             try:
-                reply = self.provider.complete(self.request(), self.emit)
+                reply = self._ask()
             except ContextOverflow as exc:
                 # Sent again once whenever compaction changed the conversation, whatever it measured: the server's
                 # error proved the request too big even when its usage reports (a router's zeros) said otherwise.
@@ -254,7 +258,7 @@ class Agent:
                     raise ContextOverflow(f"{exc} {OVERFLOW_ADVICE}") from None
                 self._streamed = []
                 try:
-                    reply = self.provider.complete(self.request(), self.emit)
+                    reply = self._ask()
                 except ContextOverflow as again:
                     raise ContextOverflow(f"{again} {OVERFLOW_ADVICE}") from None
         except KeyboardInterrupt:
@@ -264,6 +268,18 @@ class Agent:
             raise
         self._streamed = None
         return reply
+
+    def _ask(self) -> Reply:
+        """The request sent; an endpoint that refuses images gets it again once without them: each image in the
+        conversation becomes a note, for good (later requests would fail the same way)."""
+        try:
+            return self.provider.complete(self.request(), self.emit)
+        except ImagesRejected as exc:
+            if not self.session.drop_images(IMAGES_REMOVED):
+                raise
+            self.emit(Notice(f"The endpoint does not accept images: {exc} They were taken out of the conversation."))
+            self._streamed = []
+            return self.provider.complete(self.request(), self.emit)
 
     def _conversation_text(self) -> str:
         """What compaction can change of a request, as text: compacting may edit messages in place."""

@@ -6,8 +6,8 @@ the check is seen as it was read, and a huge file is never read whole. Pillow (i
 image is read) identifies the format from the bytes, limited to the formats below, so a file named `.png` that
 is something else is not trusted and a format whose decoder runs other programs (EPS) is never opened.
 
-PNG, JPEG, GIF and WebP go as they are when they fit: long edge at most 1568 px (what the API recommends; a
-bigger image is scaled down by the API anyway, at a cost in latency) and at most 5 MB of base64. Anything else
+PNG, JPEG, GIF and WebP go as they are when they fit: long edge at most 1568 px and about 1.2 megapixels (what
+the API recommends; it scales a bigger image down itself, at a cost in latency) and at most 5 MB of base64. Anything else
 is re-encoded: scaled down, the first frame of an animation, BMP and TIFF converted to PNG (or JPEG when a PNG is
 too big). Dimensions are checked from the header before any pixel is decoded (a small file can claim 100,000 ×
 100,000 px).
@@ -26,6 +26,8 @@ CONVERTED = ("BMP", "TIFF")
 FORMATS = (*SENT_AS_IS, *CONVERTED)
 MAX_EDGE = 1568
 """The long edge the API recommends; bigger images are scaled down to it."""
+MAX_SENT_PIXELS = 1_200_000
+"""About 1,600 tokens: the API scales a bigger image down to this itself, after paying for the upload."""
 MAX_ENCODED_BYTES = 5 * 1024 * 1024
 """The API's limit per image, on the base64 text."""
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -110,8 +112,28 @@ class ImageContent:
 
 
 def image_tokens(width: int, height: int) -> int:
-    """What the API charges for an image: about width × height / 750 tokens."""
+    """What the API charges for an image: about width × height / 750 tokens, at the size it scales it to."""
+    width, height = fitted_size(width, height)
     return max(1, (width * height + 749) // 750)
+
+
+def fitted_size(width: int, height: int) -> tuple[int, int]:
+    """The size within MAX_EDGE and MAX_SENT_PIXELS, aspect ratio kept (the same size, if it fits)."""
+    scale = min(1.0, MAX_EDGE / max(width, height, 1), (MAX_SENT_PIXELS / max(width * height, 1)) ** 0.5)
+    if scale >= 1.0:
+        return width, height
+    return max(1, int(width * scale)), max(1, int(height * scale))
+
+
+def dimensions(data: str) -> tuple[int, int] | None:
+    """The size of a base64 image (a block's data), read from its header; None if it is not a readable image."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(data, validate=False))) as image:
+            return image.size
+    except Exception:  # anything at all: this only estimates
+        return None
 
 
 def read_image(stream: BinaryIO, limit: int = MAX_FILE_BYTES) -> bytes:
@@ -150,7 +172,7 @@ def load(data: bytes) -> ImageContent:
         if width * height > MAX_PIXELS:
             raise ImageError(_too_many_pixels(width, height))
         frames = int(getattr(image, "n_frames", 1) or 1)
-        fits = max(width, height) <= MAX_EDGE and _encoded_size(len(data)) <= MAX_ENCODED_BYTES
+        fits = fitted_size(width, height) == (width, height) and _encoded_size(len(data)) <= MAX_ENCODED_BYTES
         try:
             if kind in SENT_AS_IS and frames == 1 and fits:
                 image.load()  # a truncated or corrupt file fails here, not at the API
@@ -180,8 +202,8 @@ def _reencoded(image, kind: str, frames: int, size: int) -> ImageContent:
     frame = ImageOps.exif_transpose(image) or image
     has_alpha = frame.mode in ("RGBA", "LA", "PA") or (frame.mode == "P" and "transparency" in frame.info)
     frame = frame.convert("RGBA" if has_alpha else "RGB")
-    if max(frame.size) > MAX_EDGE:
-        frame.thumbnail((MAX_EDGE, MAX_EDGE), Image.Resampling.LANCZOS)
+    if fitted_size(*frame.size) != frame.size:
+        frame = frame.resize(fitted_size(*frame.size), Image.Resampling.LANCZOS, reducing_gap=2.0)
     if frame.size != (width, height):
         changes.append(f"scaled down from {width}×{height}")
     if kind in CONVERTED:

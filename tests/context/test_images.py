@@ -49,7 +49,7 @@ def test_an_at_mention_of_an_image_attaches_it_beside_the_text(run_cli, api, tmp
 
 def test_image_flags_attach_files_and_stream_json_says_what_without_the_bytes(run_cli, api, tmp_path: Path) -> None:
     png(tmp_path / "a.png")
-    Image.new("RGB", (2000, 1000)).save(tmp_path / "b.jpg", "JPEG")
+    Image.new("RGB", (2000, 500)).save(tmp_path / "b.jpg", "JPEG")
     api.script(answer("Two images."))
 
     done = run_cli(["-p", "Compare", "--image", "a.png", "-i", "b.jpg", "--output-format", "stream-json"], api)
@@ -60,8 +60,8 @@ def test_image_flags_attach_files_and_stream_json_says_what_without_the_bytes(ru
     records = [json.loads(line) for line in done.stdout.decode().splitlines()]
     (attachment,) = [record for record in records if record["type"] == "attachment"]
     assert [(i["label"], i["width"], i["height"]) for i in attachment["images"]] == [
-        ("a.png", 40, 30), ("b.jpg", 1568, 784)]  # fmt: skip
-    assert "scaled down from 2000×1000" in attachment["images"][1]["description"]
+        ("a.png", 40, 30), ("b.jpg", 1568, 392)]  # fmt: skip
+    assert "scaled down from 2000×500" in attachment["images"][1]["description"]
     assert len(done.stdout) < 5000  # a short description, not the base64
 
 

@@ -56,12 +56,12 @@ def test_a_small_image_goes_as_is_with_a_line_naming_it(ctx: ToolContext, tmp_pa
 
 
 def test_a_big_image_is_scaled_to_the_recommended_long_edge(ctx: ToolContext, tmp_path: Path) -> None:
-    make(tmp_path / "big.png", (4000, 1000))
+    make(tmp_path / "big.png", (2000, 500))
 
     result = read(ctx, "big.png")
 
     assert sent(result).size == (MAX_EDGE, 392)
-    assert "4000×1000 px" in result.content and "scaled down from 4000×1000" in result.content
+    assert "2000×500 px" in result.content and "scaled down from 2000×500" in result.content
 
 
 def test_a_text_file_named_png_is_read_as_text(ctx: ToolContext, tmp_path: Path) -> None:
@@ -95,8 +95,8 @@ def test_an_animated_gif_sends_its_first_frame(ctx: ToolContext, tmp_path: Path)
 
 
 def test_an_image_over_5_mb_is_shrunk_until_it_fits(ctx: ToolContext, tmp_path: Path) -> None:
-    # Noise does not compress: a 1300×1300 RGB PNG of it is ~5.1 MB, over the API's 5 MB once in base64.
-    noise = Image.frombytes("RGB", (1300, 1300), os.urandom(1300 * 1300 * 3))
+    # Noise does not compress: a 1000×1000 RGBA PNG of it is ~4 MB, over the API's 5 MB once in base64.
+    noise = Image.frombytes("RGBA", (1000, 1000), os.urandom(1000 * 1000 * 4))
     noise.save(tmp_path / "noise.png", "PNG")
     assert (tmp_path / "noise.png").stat().st_size * 4 / 3 > MAX_ENCODED_BYTES
 
@@ -177,9 +177,19 @@ def test_a_symlink_named_png_to_a_text_secret_reads_text_as_the_policy_judged(ct
     assert not result.blocks and "not an image" in result.content
 
 
+def test_a_big_square_is_scaled_to_the_apis_pixel_budget(ctx: ToolContext, tmp_path: Path) -> None:
+    make(tmp_path / "square.png", (1600, 1600))
+
+    width, height = sent(read(ctx, "square.png")).size
+
+    assert width == height and 1090 <= width <= 1096  # the API's table: 1092×1092 for 1:1
+
+
 def test_tokens_follow_the_api_rule() -> None:
     assert image_tokens(1000, 1000) == 1334
-    assert image_tokens(MAX_EDGE, MAX_EDGE) == 3279
+    assert image_tokens(200, 100) == 27
+    assert 1590 <= image_tokens(MAX_EDGE, MAX_EDGE) <= 1600  # the API scales it down before counting
+    assert 1590 <= image_tokens(20_000, 20_000) <= 1600
 
 
 def test_the_magic_gate_never_takes_text_for_an_image() -> None:
