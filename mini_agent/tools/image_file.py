@@ -122,7 +122,7 @@ def fitted_size(width: int, height: int) -> tuple[int, int]:
     scale = min(1.0, MAX_EDGE / max(width, height, 1), (MAX_SENT_PIXELS / max(width * height, 1)) ** 0.5)
     if scale >= 1.0:
         return width, height
-    return max(1, int(width * scale)), max(1, int(height * scale))
+    return min(MAX_EDGE, max(1, round(width * scale))), min(MAX_EDGE, max(1, round(height * scale)))
 
 
 def dimensions(data: str) -> tuple[int, int] | None:
