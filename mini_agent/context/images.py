@@ -21,6 +21,8 @@ from mini_agent.xmltext import escape
 MAX_IMAGES = 20
 """Images attached per message; the API takes more, but each costs up to ~1,600 tokens."""
 _HEAD_BYTES = 18
+MAX_PASTED_CANDIDATES = 200
+"""Absolute paths looked at per message: a pasted log full of paths must not cost a stat per line."""
 
 # A dragged file arrives as its absolute path: quoted ('...' or "..."), or bare with `\ ` for each space.
 _PASTED = re.compile(
@@ -112,7 +114,9 @@ def pasted_images(text: str, cwd: Path) -> list[AttachedImage]:
     """Absolute paths of image files in the text, as a terminal pastes a dragged file, attached. Paths in
     backticks and `@` mentions are left alone (quoted text; the mention is attached as such)."""
     found: dict[Path, str] = {}
-    for match in _PASTED.finditer(without_code(text)):
+    for looked, match in enumerate(_PASTED.finditer(without_code(text))):
+        if looked == MAX_PASTED_CANDIDATES:
+            break
         if match.start() > 0 and text[match.start() - 1] == "@":
             continue
         quoted = match.group("single") or match.group("double")
