@@ -160,8 +160,8 @@ class Agent:
 
         `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block. `request` is
         the user's own words when `text` is not them (a sub-agent's brief): what the tools see as ctx.request.
-        `images` are image files the user attached (`--image`), read already; `pasted`: image paths in the text (dragged into
-        the REPL) are attached too. `@` mentions of images always are (context/images.py).
+        `images` are image files the user attached (`--image`), read already; `pasted`: image paths in the text
+        (dragged into the REPL) are attached too. `@` mentions of images always are (context/images.py).
         """
         self.ctx.request = text if request is None else request
         self.secrets.refresh()  # the project's .env files, read on first use and again after they change

@@ -70,8 +70,8 @@ class ContextKeeper:
         """Gather and place this turn's context, then record the user's message with the new blocks beside it.
 
         `notes` are system hints for this turn only (e.g. that the user undid the last turn's changes). `images`
-        are read already (`--image`), attached beside the `@` mentions of images; `pasted`: absolute paths of images in
-        the text are attached too (a file dragged into the REPL).
+        are read already (`--image`), attached beside the `@` mentions of images; `pasted`: absolute paths of
+        images in the text are attached too (a file dragged into the REPL).
         """
         attached = attached_images(text, cwd, images, pasted) if self.images else []
         inp = TurnInput(

@@ -7,10 +7,11 @@ image is read) identifies the format from the bytes, limited to the formats belo
 is something else is not trusted and a format whose decoder runs other programs (EPS) is never opened.
 
 PNG, JPEG, GIF and WebP go as they are when they fit: long edge at most 1568 px and about 1.2 megapixels (what
-the API recommends; it scales a bigger image down itself, at a cost in latency) and at most 5 MB of base64. Anything else
-is re-encoded: scaled down, the first frame of an animation, BMP and TIFF converted to PNG (or JPEG when a PNG is
-too big). Dimensions are checked from the header before any pixel is decoded (a small file can claim 100,000 ×
-100,000 px).
+the API recommends; it scales a bigger image down itself, at a cost in latency) and at most 5 MB of base64.
+Anything else is re-encoded: scaled down, the first frame of an animation, BMP and TIFF converted to PNG (or
+JPEG when a PNG is too big). Dimensions are checked from the header before any pixel is decoded (a small file can
+claim 100,000 × 100,000 px). Used by read_file, context/images.py (attachments), mcp/tools.py and the token
+estimate (context/tokens.py).
 """
 
 from __future__ import annotations
@@ -151,16 +152,17 @@ def load(data: bytes) -> ImageContent:
 
     from PIL import Image
 
+    # MAX_PIXELS, checked below, is stricter than Pillow's warning; the warning would only reach the terminal.
+    # (A filter, not catch_warnings: that is not thread-safe, and read_file calls run side by side.)
+    warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data), formats=FORMATS)
+        image = Image.open(io.BytesIO(data), formats=FORMATS)
     except Image.UnidentifiedImageError:
         claimed = sniff(data[:18])
         if claimed is not None:
             raise ImageError(f"the image is corrupt (it starts like a {claimed} file, but cannot be decoded)") from None
         raise NotAnImage("not an image of a supported format") from None
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+    except Image.DecompressionBombError:
         raise ImageError(_too_many_pixels()) from None
     except (OSError, SyntaxError, ValueError, EOFError) as exc:  # Pillow reports a bad header with any of these
         raise ImageError(f"the image is corrupt ({_reason(exc)})") from None
@@ -176,13 +178,10 @@ def load(data: bytes) -> ImageContent:
         try:
             if kind in SENT_AS_IS and frames == 1 and fits:
                 image.load()  # a truncated or corrupt file fails here, not at the API
-                original = ImageContent(
-                    SENT_AS_IS[kind], base64.b64encode(data).decode("ascii"), width, height, kind, width, height,
-                    len(data),
-                )  # fmt: skip
-                return original
+                encoded = base64.b64encode(data).decode("ascii")
+                return ImageContent(SENT_AS_IS[kind], encoded, width, height, kind, width, height, len(data))
             return _reencoded(image, kind, frames, len(data))
-        except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        except Image.DecompressionBombError:
             raise ImageError(_too_many_pixels(width, height)) from None
         except (OSError, SyntaxError, ValueError, EOFError, MemoryError) as exc:
             raise ImageError(f"the image is corrupt or truncated ({_reason(exc)})") from None

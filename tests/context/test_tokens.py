@@ -125,8 +125,8 @@ def test_an_image_counts_by_its_pixels_not_its_base64() -> None:
                                          "data": base64.b64encode(out.getvalue()).decode()}}  # fmt: skip
     text_only = [{"role": "user", "content": [{"type": "text", "text": "look"}]}]
     with_image = [{"role": "user", "content": [{"type": "text", "text": "look"}, image]}]
-    in_result = [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "look"}, image]}]}]  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "look"}, image]}
+    in_result = [{"role": "user", "content": [result]}]
 
     assert count_messages(with_image) - count_messages(text_only) == 80  # 300 × 200 / 750
     assert count_messages(in_result) - count_messages(text_only) in range(80, 90)
