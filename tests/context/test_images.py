@@ -145,3 +145,17 @@ def test_a_sub_agents_keeper_attaches_no_image_even_for_a_mention(settings_for, 
     agent.run_turn("@secret.png")
 
     assert not images_of(api.message_requests[0]["messages"][0])
+
+
+def test_slash_context_counts_attached_images_by_their_pixels(settings_for, api, tmp_path: Path) -> None:
+    from mini_agent.ui.context_view import context_parts
+
+    png(tmp_path / "wide.png", (1500, 500))
+    agent = scripted_agent(settings_for(api), keeper=context_keeper)
+    api.script(answer("seen"))
+    agent.run_turn("@wide.png")
+
+    parts = {part.name: part.tokens for part in context_parts(agent)[0]}
+
+    assert parts["images"] == 1000  # 1500 × 500 / 750; its ~4 KB of base64 is not counted as text
+    assert parts["messages"] < 100
