@@ -196,7 +196,7 @@ def _reencoded(image, kind: str, frames: int, size: int) -> ImageContent:
         image.seek(0)
         changes.append(f"first frame of {frames}")
     if kind == "JPEG":
-        image.draft("RGB", (MAX_EDGE, MAX_EDGE))  # decode at a reduced scale where JPEG allows: far less memory
+        image.draft("RGB", fitted_size(width, height))  # decoded at 1/2, 1/4 or 1/8 scale where that still fits
     image.load()
     frame = ImageOps.exif_transpose(image) or image
     has_alpha = frame.mode in ("RGBA", "LA", "PA") or (frame.mode == "P" and "transparency" in frame.info)
