@@ -196,3 +196,19 @@ def test_tokens_follow_the_api_rule() -> None:
 def test_the_magic_gate_never_takes_text_for_an_image() -> None:
     assert image_file.sniff(b"hello world") is None
     assert image_file.sniff(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "WEBP"
+
+
+def test_an_image_swapped_for_a_link_after_the_check_is_not_followed(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "pics").mkdir()
+    make(tmp_path / "pics" / "shot.png", (8, 8))
+    elsewhere = tmp_path / "outside"
+    elsewhere.mkdir()
+    make(elsewhere / "shot.png", (9, 9))  # say, a private photo outside the project
+    ctx.pin("pics/shot.png", (tmp_path / "pics" / "shot.png").resolve())  # what the policy judged
+    (tmp_path / "pics").rename(tmp_path / "was-pics")
+    (tmp_path / "pics").symlink_to(elsewhere)  # the race's winning move
+
+    result = read(ctx, "pics/shot.png")
+
+    assert result.is_error and not result.blocks
+    assert "changed after the permission check" in result.content
