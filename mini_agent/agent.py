@@ -277,7 +277,8 @@ class Agent:
         except ImagesRejected as exc:
             if not self.session.drop_images(IMAGES_REMOVED):
                 raise
-            self.emit(Notice(f"The endpoint does not accept images: {exc} They were taken out of the conversation."))
+            cause = str(exc).rstrip(".")
+            self.emit(Notice(f"The endpoint does not accept images: {cause}. They were taken out of the conversation."))
             self._streamed = []
             return self.provider.complete(self.request(), self.emit)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from PIL import Image
 from support.conversation import without_cache_control
 from support.fake_api import answer, failure, tool_use
@@ -41,10 +42,11 @@ def test_read_file_sends_an_image_block_in_the_tool_result(run_cli, api, tmp_pat
     assert shown["images"] == ["image/png"] and len(json.dumps(shown)) < 1000  # no base64 for scripts
 
 
-def test_an_endpoint_that_refuses_images_gets_them_replaced_and_the_session_goes_on(run_cli, api, tmp_path: Path):
+@pytest.mark.parametrize("status", [400, 500])  # llama-server says it with a 500 (tests/e2e/test_llama_server.py)
+def test_an_endpoint_that_refuses_images_gets_them_replaced_and_the_session_goes_on(run_cli, api, tmp_path, status):
     shot = png(tmp_path / "shot.png")
     before = shot.read_bytes()
-    api.script(failure(400, "invalid_request_error", LLAMA_REFUSAL), answer("I cannot see images."))
+    api.script(failure(status, "invalid_request_error", LLAMA_REFUSAL), answer("I cannot see images."))
 
     done = run_cli(["-p", "What is in @shot.png?"], api)
 
@@ -72,6 +74,16 @@ def test_a_refusal_that_mentions_images_fails_as_before_when_the_request_had_non
     assert done.returncode == 1
     assert "rejected the request (HTTP 400: vision is not enabled" in done.stderr.decode()
     assert len(api.message_requests) == 1
+
+
+def test_a_server_error_that_only_mentions_an_image_is_retried_as_before(run_cli, api, tmp_path: Path) -> None:
+    png(tmp_path / "shot.png")
+    api.script(failure(500, "api_error", "internal error while decoding image tensor"), answer("Green."))
+
+    done = run_cli(["-p", "Colour of @shot.png?"], api)
+
+    assert done.returncode == 0, done.stderr.decode()
+    assert [images_in(body["messages"]) for body in api.message_requests] == [1, 1]
 
 
 def test_a_resumed_session_sends_the_image_byte_for_byte(run_cli, api, tmp_path: Path) -> None:

@@ -113,6 +113,8 @@ def _status_fault(exc, endpoint: str, model: str) -> Fault:
         return Fault("rate_limited", f"{endpoint} is rate limiting requests (429): {detail}", _retry_after(exc))
     if status == 529 or _error_type(exc) == "overloaded_error":
         return Fault("overloaded", f"{endpoint} is overloaded (529): {detail}", _retry_after(exc))
+    if status == 500 and _is_image_refusal(detail, strict=True):  # llama-server's own status for it
+        return Fault("images_rejected", f"{endpoint} failed with HTTP {status}: {detail}")
     if status >= 500:
         return Fault("server_error", f"{endpoint} failed with HTTP {status}: {detail}", _retry_after(exc))
     if status in (400, 413) and (_is_overflow(detail) or _is_overflow(_error_type(exc) or "")):
@@ -144,14 +146,17 @@ OVERFLOW_PHRASES = (
 
 
 IMAGE_REFUSAL_WORDS = ("image", "vision", "multimodal", "multi-modal", "mmproj", "unsupported content")
-"""What a refusal of images says: llama-server without a projector ("image input is not supported ... mmproj"),
-Ollama and vLLM text models, gateways that cannot parse an `image` block. Only a request that holds images is
-judged by these (model/client.py); any other is the plain failure it was."""
+"""What a refusal of images says: llama-server without a projector ("image input is not supported ... mmproj",
+with HTTP 500), Ollama and vLLM text models, gateways that cannot parse an `image` block. Only a request that
+holds images is judged by these (model/client.py); any other is the plain failure it was."""
+NOT_SUPPORTED = ("not supported", "unsupported", "does not support", "doesn't support", "mmproj")
+"""A 500 is a refusal of images only when it says so this plainly; any other 500 is retried as before."""
 
 
-def _is_image_refusal(detail: str) -> bool:
+def _is_image_refusal(detail: str, strict: bool = False) -> bool:
     lowered = detail.lower()
-    return any(word in lowered for word in IMAGE_REFUSAL_WORDS)
+    about_images = any(word in lowered for word in IMAGE_REFUSAL_WORDS)
+    return about_images and (not strict or any(phrase in lowered for phrase in NOT_SUPPORTED))
 
 
 def _is_overflow(detail: str) -> bool:
