@@ -62,7 +62,9 @@ def test_an_endpoint_that_refuses_images_gets_them_replaced_and_the_session_goes
     later = run_cli(["-c", "-p", "And now?"], api)  # the stored conversation holds the note, not the image
 
     assert later.returncode == 0, later.stderr.decode()
-    assert images_in(api.message_requests[-1]["messages"]) == 0
+    resumed = without_cache_control(api.message_requests[-1]["messages"])
+    assert json.dumps(resumed[0]) == json.dumps(without_cache_control(again["messages"][0]))  # byte for byte
+    assert images_in(resumed) == 0
     assert "Still here." in later.stdout.decode()
 
 
