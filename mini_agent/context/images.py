@@ -24,7 +24,8 @@ _HEAD_BYTES = 18
 MAX_PASTED_CANDIDATES = 200
 """Absolute paths looked at per message: a pasted log full of paths must not cost a stat per line."""
 
-# A dragged file arrives as its absolute path: quoted ('...' or "..."), or bare with `\ ` for each space.
+# A dragged file arrives as its absolute path: quoted ('...' or "..."), or bare with `\ ` for each space. It
+# follows white space or a bracket, so `@/abs/shot.png` is a mention, not a pasted path.
 _PASTED = re.compile(
     r"""(?:^|(?<=[\s(\[]))(?:'(?P<single>~?/[^'\n]+)'|"(?P<double>~?/[^"\n]+)"|(?P<bare>~?/(?:\\.|[^\s\\'"])+))"""
 )
@@ -117,8 +118,6 @@ def pasted_images(text: str, cwd: Path) -> list[AttachedImage]:
     for looked, match in enumerate(_PASTED.finditer(without_code(text))):
         if looked == MAX_PASTED_CANDIDATES:
             break
-        if match.start() > 0 and text[match.start() - 1] == "@":
-            continue
         quoted = match.group("single") or match.group("double")
         typed = quoted if quoted is not None else re.sub(r"\\(.)", r"\1", match.group("bare"))
         for candidate in (typed, typed.rstrip(_TRAILING)):

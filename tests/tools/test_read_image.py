@@ -10,6 +10,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from mini_agent.tools import image_file
@@ -212,3 +214,36 @@ def test_an_image_swapped_for_a_link_after_the_check_is_not_followed(ctx: ToolCo
 
     assert result.is_error and not result.blocks
     assert "changed after the permission check" in result.content
+
+
+@given(st.integers(1, 200_000), st.integers(1, 200_000))
+def test_a_fitted_size_is_within_the_apis_limits_and_keeps_the_shape(width: int, height: int) -> None:
+    fitted = image_file.fitted_size(width, height)
+
+    assert max(fitted) <= MAX_EDGE and fitted[0] * fitted[1] <= image_file.MAX_SENT_PIXELS * 1.01
+    assert fitted == (width, height) or (fitted[0] <= width and fitted[1] <= height)
+    if min(fitted) > 20:  # rounding aside, the aspect ratio is kept
+        assert abs(fitted[0] / fitted[1] - width / height) < 0.05 * width / height
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.integers(1, 1800),
+    st.integers(1, 1800),
+    st.sampled_from(["RGB", "RGBA", "L", "P", "LA"]),
+    st.sampled_from(["PNG", "GIF", "WEBP", "BMP", "TIFF", "JPEG"]),
+)
+def test_whatever_is_read_goes_out_within_the_apis_limits(width: int, height: int, mode: str, kind: str) -> None:
+    out = io.BytesIO()
+    try:
+        Image.new(mode, (width, height)).save(out, kind)
+    except OSError:  # a mode the format cannot store (LA as BMP, RGBA as JPEG)
+        out = io.BytesIO()
+        Image.new("RGB", (width, height)).save(out, kind)
+
+    image = image_file.load(out.getvalue())
+
+    assert image.media_type in ("image/png", "image/jpeg", "image/gif", "image/webp")
+    assert len(image.data) <= MAX_ENCODED_BYTES and max(image.width, image.height) <= MAX_EDGE
+    decoded = Image.open(io.BytesIO(base64.b64decode(image.data)))
+    assert decoded.size == (image.width, image.height) and Image.MIME[decoded.format] == image.media_type
