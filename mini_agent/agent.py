@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from mini_agent.conversation import Session
-from mini_agent.errors import ContextOverflow, MiniAgentError, StepLimitReached, TurnAborted
+from mini_agent.errors import ContextOverflow, ImagesRejected, MiniAgentError, StepLimitReached, TurnAborted
 from mini_agent.events import AssistantMessage, Emit, Event, ModelSwitched, Notice, ReplyDiscarded, TextDelta
 from mini_agent.files.pending import sweep
 from mini_agent.gate import Confirm, Gate
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from mini_agent.context.blocks import Ledger
+    from mini_agent.context.images import AttachedImage
     from mini_agent.context.injection import TurnTrace
     from mini_agent.context.keeper import ContextKeeper
     from mini_agent.mcp.manager import McpManager
@@ -41,6 +42,10 @@ OVERFLOW_ADVICE = (
     "Compaction could not make the conversation any smaller: what is left is this turn's own message and "
     "context. Start a new conversation (/clear in the interactive session, or a run without --continue), switch "
     "to a model with a bigger context window, or attach less: a shorter file or @mention, less piped input."
+)
+IMAGES_REMOVED = (
+    "[An image was here; it was removed because the model endpoint does not accept images. Ask the user to "
+    "describe it if it matters.]"
 )
 INTERRUPTED_REPLY = "[The user interrupted this reply with Ctrl-C; it was cut here.]"
 INTERRUPTED_BEFORE_REPLY = "[The user interrupted with Ctrl-C before this reply began.]"
@@ -147,11 +152,21 @@ class Agent:
                 self._streamed.clear()  # a retry streams the reply again from the start
         self._emit(self.secrets.mask_event(event))
 
-    def run_turn(self, text: str, stdin: str | None = None, request: str | None = None) -> TurnResult:
+    def run_turn(
+        self,
+        text: str,
+        stdin: str | None = None,
+        request: str | None = None,
+        *,
+        images: tuple[AttachedImage, ...] = (),
+        pasted: bool = False,
+    ) -> TurnResult:
         """One user turn, at most max_steps model requests; Ctrl-C becomes TurnAborted with the transcript valid.
 
         `stdin` is piped input (escaped, capped) that goes beside the text as a P0 context block. `request` is
         the user's own words when `text` is not them (a sub-agent's brief): what the tools see as ctx.request.
+        `images` are image files the user attached (`--image`), read already; `pasted`: image paths in the text
+        (dragged into the REPL) are attached too. `@` mentions of images always are (context/images.py).
         """
         self.ctx.request = text if request is None else request
         self.secrets.refresh()  # the project's .env files, read on first use and again after they change
@@ -160,8 +175,9 @@ class Agent:
             self._endpoint_notices()
             notes, self.notes = [*self.notes, *self.hooks.prompt_submitted(text)], []  # kept if a hook stops it
             trace = self.keeper.open_turn(
-                self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes
-            )
+                self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes,
+                images, pasted,
+            )  # fmt: skip
             cut = 0
             for step in range(1, self.settings.max_steps + 1):
                 self.keeper.before_request(self.session, self.emit)
@@ -239,7 +255,7 @@ class Agent:
         started = time.monotonic()
         try:
             try:
-                reply = self.provider.complete(self.request(), self.emit)
+                reply = self._ask()
             except ContextOverflow as exc:
                 # Sent again once whenever compaction changed the conversation, whatever it measured: the server's
                 # error proved the request too big even when its usage reports (a router's zeros) said otherwise.
@@ -249,7 +265,7 @@ class Agent:
                     raise ContextOverflow(f"{exc} {OVERFLOW_ADVICE}") from None
                 self._streamed = []
                 try:
-                    reply = self.provider.complete(self.request(), self.emit)
+                    reply = self._ask()
                 except ContextOverflow as again:
                     raise ContextOverflow(f"{again} {OVERFLOW_ADVICE}") from None
         except KeyboardInterrupt:
@@ -261,6 +277,19 @@ class Agent:
             self.api_seconds += time.monotonic() - started
         self._streamed = None
         return reply
+
+    def _ask(self) -> Reply:
+        """The request sent; an endpoint that refuses images gets it again once without them: each image in the
+        conversation becomes a note, for good (later requests would fail the same way)."""
+        try:
+            return self.provider.complete(self.request(), self.emit)
+        except ImagesRejected as exc:
+            if not self.session.drop_images(IMAGES_REMOVED):
+                raise
+            cause = str(exc).rstrip(".")
+            self.emit(Notice(f"The endpoint does not accept images: {cause}. They were taken out of the conversation."))
+            self._streamed = []
+            return self.provider.complete(self.request(), self.emit)
 
     def _conversation_text(self) -> str:
         """What compaction can change of a request, as text: compacting may edit messages in place."""

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mini_agent.instructions import explicit_instructions
-from mini_agent.model.messages import MessageParam
+from mini_agent.model.messages import MessageParam, without_images
 from mini_agent.model.wellformed import safe
 from mini_agent.usage import Usage
 
@@ -38,7 +38,8 @@ class Session:
     instructions: list[str] = field(default_factory=list)
     """Every explicit instruction the user typed, verbatim, in order: compaction must keep them all."""
     log: list[dict] = field(default_factory=list)
-    """Append-only record: "message", "usage", "hints", "activity" and "compaction" entries, in order."""
+    """Append-only record: "message", "usage", "hints", "activity", "compaction" and "images_removed" entries, in
+    order."""
     compactions: int = 0
     model: str = field(default="", compare=False)
     """The model the replies come from now (the agent's, `record_model` after a switch): usage is counted by it."""
@@ -85,6 +86,15 @@ class Session:
                 **detail,
             }
         )
+
+    def drop_images(self, note: str) -> int:
+        """Replace every image the model would be sent by a text block saying `note` (an endpoint that takes
+        none), logged so a resumed session sends the same; how many there were."""
+        messages, replaced = without_images(self.messages, note)
+        if replaced:
+            self.messages, self._view_is_logged = messages, False
+            self._log({"type": "images_removed", "note": note})
+        return replaced
 
     def record_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage
@@ -161,6 +171,8 @@ class Session:
                 session._count(str(entry.get("model") or session.model), usage)
             elif kind == "model":
                 session.model = str(entry["model"])
+            elif kind == "images_removed":
+                session.messages = without_images(session.messages, entry["note"])[0]
             elif kind == "hints":
                 session.hints = dict(entry["hints"])
             elif kind == "compaction":

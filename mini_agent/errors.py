@@ -48,6 +48,12 @@ class ContextOverflow(ProviderError):
     kind = "overflow"
 
 
+class ImagesRejected(ProviderError):
+    """The endpoint refused a request because of its images (a text-only model, an unsupported image)."""
+
+    kind = "images_rejected"
+
+
 class StepLimitReached(MiniAgentError):
     """The turn used every step it was allowed."""
 

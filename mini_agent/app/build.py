@@ -101,6 +101,5 @@ def context_keeper(agent) -> ContextKeeper:
     gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
     model = settings.compact_model or settings.model
     compactor = Compactor(agent.provider, model, settings.compact_focus, before=agent.hooks.before_compaction)
-    return ContextKeeper(
-        ContextEngine(gatherer, settings.context_budget), compactor, settings, agent.input_window, agent.overhead
-    )
+    engine = ContextEngine(gatherer, settings.context_budget)
+    return ContextKeeper(engine, compactor, settings, agent.input_window, agent.overhead, images=True)

@@ -26,9 +26,11 @@ def launch(
     resume: str | None = None,
     environment: Environment | None = None,
     fork: bool = False,
+    images: tuple[str, ...] = (),
 ) -> ExitStatus:
     """`resume`: None for a new session, "" to continue this directory's latest, else a session id; `fork`:
-    continue a copy of it in a new session (--fork-session)."""
+    continue a copy of it in a new session (--fork-session). `images`: the `--image` files, attached to the
+    one-shot prompt."""
     environment = environment or Environment.of_process()
     started = environment.clock()
     stdin = environment.stdin
@@ -57,6 +59,7 @@ def launch(
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
+    attached = _attach_images(images, settings, interactive)
     can_ask = stdin is not None and environment.stdin_isatty and environment.stderr_isatty
     servers = None
     if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest
@@ -106,7 +109,26 @@ def launch(
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None
-    return run_once(build, settings, prompt, stdin_text, output_format, can_ask, started, sessions, environment)
+    return run_once(
+        build, settings, prompt, stdin_text, output_format, can_ask, started, sessions, environment, attached
+    )
+
+
+def _attach_images(paths: tuple[str, ...], settings: Settings, interactive: bool) -> tuple:
+    """The `--image` files read and fitted now: one that cannot be sent is a usage error before any request."""
+    if not paths:
+        return ()
+    if interactive:
+        raise ConfigError("--image attaches images to a -p prompt; in the interactive session type @PATH or drag "
+                          "the file in.")  # fmt: skip
+    from mini_agent.context.enrich.mentions import resolve
+    from mini_agent.context.images import attach
+
+    attached = tuple(attach(path, resolve(path, settings.cwd)) for path in paths)
+    for image in attached:
+        if image.problem:
+            raise ConfigError(f"--image {image.label}: {image.problem}.")
+    return attached
 
 
 def _probe_sandbox() -> None:

@@ -27,9 +27,10 @@ def run_once(
     started: float,
     sessions=None,
     environment: Environment | None = None,
+    images: tuple = (),
 ) -> ExitStatus:
     """`build` makes the agent (app/build.py), attached to `sessions` (a SessionLifecycle), which writes the run
-    to a session file, new or continued."""
+    to a session file, new or continued. `images`: the `--image` files, read (context.images.AttachedImage)."""
     environment = environment or Environment.of_process()
     out, err = environment.stdout, environment.stderr
     stream = StreamJsonRenderer(out, settings.trace) if output_format == "stream-json" else None
@@ -71,7 +72,7 @@ def run_once(
     try:
         if settings.compact_first:
             agent.keeper.compact_now(agent.session, emit, settings.compact_focus)
-        result = agent.run_turn(prompt, stdin)
+        result = agent.run_turn(prompt, stdin, images=images)
         status = ExitStatus.ERROR if result.is_error else ExitStatus.DENIED if denials else ExitStatus.SUCCESS
         told = result.error  # a turn that ended in no answer: its notice is already on stderr
     except MiniAgentError as exc:

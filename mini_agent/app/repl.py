@@ -165,7 +165,7 @@ class Repl:
             agent = self.agent  # built, and its session attached (undo included), before the turn begins
             self.sessions.undo.begin_turn()
             with self.renderer.turn():
-                result = agent.run_turn(line)
+                result = agent.run_turn(line, pasted=True)  # a file dragged in arrives as its path
         except (TurnAborted, KeyboardInterrupt):
             self.console.print("\n[yellow]Interrupted.[/]")
         except MiniAgentError as exc:

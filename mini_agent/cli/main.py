@@ -91,6 +91,9 @@ def run(
     fork_session: bool = typer.Option(
         False, "--fork-session", help="With --continue or --resume: go on in a new session (new id) holding a copy."
     ),
+    image: list[str] = typer.Option(
+        [], "--image", "-i", help="Attach an image file to the -p prompt (PNG, JPEG, GIF, WebP); repeatable."
+    ),
     trace: bool = _setting("trace", False),
     compact_threshold: float | None = _setting("compact_threshold"),
     compact_focus: str | None = _setting("compact_focus"),
@@ -146,7 +149,7 @@ def run(
         target = "" if continue_ else resume
         if resume == PICK:
             target = _pick_session(settings, environment)
-        status = launch(settings, prompt, output_format, target, environment, fork=fork_session)
+        status = launch(settings, prompt, output_format, target, environment, fork=fork_session, images=tuple(image))
     except KeyboardInterrupt:
         print("mini-agent: Interrupted.", file=environment.stderr)
         status = ExitStatus.INTERRUPTED

@@ -4,6 +4,7 @@ inside the window.
     blocks.py          ContextBlock (P0/P1/P2, TTL), Source, Enricher, TurnInput, fit(), the sent-blocks ledger
     sources.py         project instructions, environment, user memory, recent activity (git_state.py: git)
     attach.py          piped input, capped and escaped, for the stdin block
+    images.py          images the user attaches (`@shot.png`, a dragged path, `--image`): blocks beside the text
     enrich/            @path mentions, relative times (EN/ZH), references to earlier files, URLs
     gather.py          sources and enrichers run side by side with timeouts; the TTL cache and invalidation
     injection.py       per turn: gather -> fit -> send what is new or changed; the turn trace

@@ -57,6 +57,8 @@ class TurnInput:
     """The last tool calls, one line each, oldest first."""
     stdin: str | None = None
     """Piped input attached to this turn, already escaped and capped."""
+    attached: frozenset[str] = frozenset()
+    """The `@` mentions attached as images (context/images.py): the mentions enricher leaves them out."""
 
 
 class Skip(Exception):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from mini_agent.context.blocks import Ledger, TurnInput
 from mini_agent.context.compaction import Compactor
+from mini_agent.context.images import AttachedImage, ImagesAttached, attached_images
 from mini_agent.context.injection import ContextEngine, ContextInjected, TurnTrace
 from mini_agent.context.tokens import ConversationSize, count, count_messages
 from mini_agent.conversation import Session
@@ -39,8 +40,13 @@ class ContextKeeper:
         settings: Settings,
         window: Callable[[], int],
         overhead: Callable[[], int],
+        *,
+        images: bool = False,
     ) -> None:
+        """`images`: attach the images the user names (`@shot.png`, pasted paths, `--image`) to the turn's
+        message; off for sub-agents, whose briefs the model writes and whose files it reads under the policy."""
         self.engine, self.compactor, self.settings = engine, compactor, settings
+        self.images = images
         self.window, self.overhead = window, overhead
         self.size = ConversationSize()
         self.failures = 0
@@ -58,11 +64,16 @@ class ContextKeeper:
         recent_calls: tuple[str, ...],
         emit: Emit,
         notes: list[str] | tuple[str, ...] = (),
+        images: tuple[AttachedImage, ...] = (),
+        pasted: bool = False,
     ) -> TurnTrace:
         """Gather and place this turn's context, then record the user's message with the new blocks beside it.
 
-        `notes` are system hints for this turn only (e.g. that the user undid the last turn's changes).
+        `notes` are system hints for this turn only (e.g. that the user undid the last turn's changes). `images`
+        are read already (`--image`), attached beside the `@` mentions of images; `pasted`: absolute paths of
+        images in the text are attached too (a file dragged into the REPL).
         """
+        attached = attached_images(text, cwd, images, pasted) if self.images else []
         inp = TurnInput(
             text=text,
             cwd=cwd,
@@ -71,6 +82,7 @@ class ContextKeeper:
             recent_files=recent_files,
             recent_calls=recent_calls,
             stdin=stdin,
+            attached=frozenset(image.label for image in attached),
         )
         prepared = self.engine.prepare(inp, self.window())
         self.trace = prepared.trace
@@ -78,8 +90,11 @@ class ContextKeeper:
             self._compact(session, "context", emit)
         blocks = [{"type": "text", "text": block.render()} for block in prepared.send]
         blocks += [{"type": "text", "text": note} for note in notes]
+        blocks += [block for image in attached for block in image.blocks()]
         session.begin_turn(text, blocks)
         self.engine.sent(prepared.send)
+        if attached:
+            emit(ImagesAttached(tuple(attached)))
         emit(ContextInjected(prepared.trace))
         return prepared.trace
 

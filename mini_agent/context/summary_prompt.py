@@ -88,12 +88,24 @@ def _render_block(role: str, block: dict, names: dict[str, str]) -> list[str]:
         return [f"[assistant called {block.get('name')}] {_cap(arguments, RESULT_CHARS)}"]
     if kind == "tool_result":
         inner = block.get("content")
-        text = inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False)
+        text = inner if isinstance(inner, str) else _inner_text(inner)
         status = "error" if block.get("is_error") else "result"
         return [f"[{names.get(block.get('tool_use_id', ''), 'tool')} {status}] {_cap(text, RESULT_CHARS)}"]
     if kind in ("thinking", "redacted_thinking"):
         return []  # the reasoning is not the record; what it led to is
     return [f"[{role}: {kind} block]"]
+
+
+def _inner_text(blocks: object) -> str:
+    """A tool result's content list as text: an image is named, never its base64."""
+    if not isinstance(blocks, list):
+        return json.dumps(blocks, ensure_ascii=False)
+    parts = [
+        block.get("text", "") if block.get("type") == "text" else f"[{block.get('type')} block]"
+        for block in blocks
+        if isinstance(block, dict)
+    ]
+    return "\n".join(parts)
 
 
 def _cap(text: str, limit: int) -> str:

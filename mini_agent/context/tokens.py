@@ -11,6 +11,7 @@ estimate stands in.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from typing import TYPE_CHECKING
@@ -82,8 +83,9 @@ def count(text: str) -> int:
 
 
 def message_text(message: dict, thinking: bool = True) -> str:
-    """The parts of a message that cost tokens, as one string (block framing is a few tokens; ignored).
-    `thinking` False: its thinking blocks cost nothing (the API drops those of earlier turns from the window)."""
+    """The parts of a message that cost tokens as text, as one string (block framing is a few tokens; ignored).
+    `thinking` False: its thinking blocks cost nothing (the API drops those of earlier turns from the window).
+    Images are counted apart (`image_cost`): their base64 is not what the API charges for."""
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -96,7 +98,9 @@ def message_text(message: dict, thinking: bool = True) -> str:
             parts.append(block.get("name", "") + json.dumps(block.get("input"), ensure_ascii=False))
         elif kind == "tool_result":
             inner = block.get("content")
-            parts.append(inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False))
+            parts.append(inner if isinstance(inner, str) else message_text({"content": inner or []}))
+        elif kind == "image":
+            continue
         elif kind in ("thinking", "redacted_thinking"):
             if thinking:
                 parts.append(block.get("thinking", "") if kind == "thinking" else block.get("data", ""))
@@ -105,12 +109,47 @@ def message_text(message: dict, thinking: bool = True) -> str:
     return "\n".join(parts)
 
 
+def image_cost(message: dict) -> int:
+    """Tokens of the images in a message, its tool results' included, by the API's rule (width × height / 750)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return 0
+    total = 0
+    for block in content or ():
+        if block.get("type") == "image":
+            total += _image_tokens(block)
+        elif block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            total += image_cost(block)
+    return total
+
+
+UNREADABLE_IMAGE_TOKENS = 1600
+"""An image whose size cannot be read (a URL source, a broken one): the most the API charges for one."""
+
+
+def _image_tokens(block: dict) -> int:
+    source = block.get("source") or {}
+    data = source.get("data") if source.get("type") == "base64" else None
+    return _tokens_of_base64(data) if isinstance(data, str) else UNREADABLE_IMAGE_TOKENS
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens_of_base64(data: str) -> int:
+    # Keyed by the string itself: its hash is cached by Python, so a long history re-measures in O(1) per image.
+    from mini_agent.tools.image_file import dimensions, image_tokens
+
+    size = dimensions(data)
+    return image_tokens(*size) if size else UNREADABLE_IMAGE_TOKENS
+
+
 def count_messages(messages: list[dict]) -> int:
     """Tokens of `messages` as the API counts them: the thinking blocks of replies before the last message the
     user wrote are not (they are stripped from the context window); those of the current turn, sent back with
     its tool results, are."""
     turn = _turn_start(messages)
-    return sum(count(message_text(message, index >= turn)) + 4 for index, message in enumerate(messages))
+    return sum(
+        count(message_text(message, index >= turn)) + image_cost(message) + 4 for index, message in enumerate(messages)
+    )
 
 
 def _turn_start(messages: list[dict]) -> int:

@@ -4,6 +4,7 @@ tool_use blocks. Each returns new message objects and leaves the originals (and 
 
 from __future__ import annotations
 
+from mini_agent.model.messages import without_images
 from mini_agent.tools.base import truncate_middle
 from mini_agent.xmltext import system_hint
 
@@ -11,10 +12,18 @@ STUB_OVER_CHARS = 500
 STUB_HEAD_CHARS = 200
 
 
+OLD_IMAGE = system_hint(
+    "compacted", "An image was here; it was removed during compaction. Read the file again if it is needed."
+)
+
+
 def stub_tool_results(messages: list[dict], protect_from: int) -> tuple[list[dict], int]:
-    """Replace long tool results before `protect_from` by a stub; the originals are left untouched."""
+    """Replace long tool results and images (up to ~1,600 tokens each) before `protect_from` by a stub; the
+    originals are left untouched."""
+    older, images = without_images(messages[:protect_from], OLD_IMAGE)
+    messages = [*older, *messages[protect_from:]]
     result: list[dict] = []
-    stubbed = 0
+    stubbed = images
     for index, message in enumerate(messages):
         if index >= protect_from or message["role"] != "user" or isinstance(message["content"], str):
             result.append(message)

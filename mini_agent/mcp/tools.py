@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 OUTPUT_LIMIT = 30_000
 """Characters of text a call returns, as for bash: the middle of a longer one is cut."""
 PREFIX = "mcp__"
-IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """What the Messages API accepts as an image block."""
 
 
@@ -106,12 +105,12 @@ def convert(result: Any) -> ToolResult:
         kind = getattr(item, "type", "")
         if kind == "text":
             texts.append(item.text)
-        elif kind == "image" and item.mime_type in IMAGE_TYPES:
-            images.append(
-                {"type": "image", "source": {"type": "base64", "media_type": item.mime_type, "data": item.data}}
-            )
         elif kind == "image":
-            texts.append(f"[an image of type {item.mime_type} the model cannot be shown]")
+            image, problem = _fitted(item.data)
+            if image is not None:
+                images.append(image.block())
+            else:
+                texts.append(f"[an image of type {item.mime_type} the model cannot be shown: {problem}]")
         elif kind == "resource_link":
             title = f" {item.title or item.name}" if (item.title or item.name) else ""
             texts.append(f"resource:{title} {item.uri}" + (f" ({item.description})" if item.description else ""))
@@ -130,6 +129,24 @@ def convert(result: Any) -> ToolResult:
     if not text and images:
         text = f"{len(images)} image{'s' if len(images) > 1 else ''}"
     return ToolResult(text, blocks=tuple(images))
+
+
+def _fitted(data: object):
+    """A server's image checked and fitted like a file's (tools/image_file.py): decoded by its content, not its
+    declared type, scaled to the API's limits; or why not. A hostile server's bomb is refused here."""
+    import base64
+    import binascii
+
+    from mini_agent.tools import image_file
+
+    if not isinstance(data, str) or len(data) > image_file.MAX_FILE_BYTES * 4 // 3 + 4:
+        return None, "missing or too big"
+    try:
+        return image_file.load(base64.b64decode(data, validate=True)), None
+    except (binascii.Error, ValueError):
+        return None, "not valid base64"
+    except image_file.ImageError as exc:
+        return None, str(exc)
 
 
 def _hint(omitted: int) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from mini_agent.errors import ContextOverflow, ProviderError
+from mini_agent.errors import ContextOverflow, ImagesRejected, ProviderError
 from mini_agent.events import Emit, Notice, ReplyDiscarded, TextDelta, Thought
 from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
 from mini_agent.model.endpoints import connect_advice, family_of
@@ -249,6 +249,8 @@ class AnthropicProvider:
                     streaming = False  # an error event mid-stream, or JSON where events were due: ask plainly
                 if fault.kind == "context_overflow":
                     raise ContextOverflow(self.settings.secret_set.mask(fault.message)) from None
+                if fault.kind == "images_rejected" and '"type": "image"' in json.dumps(body["messages"]):
+                    raise ImagesRejected(self.settings.secret_set.mask(fault.message)) from None
                 if not fault.retryable or attempt >= self.settings.max_retries:
                     tries = f" (gave up after {plural(attempt + 1, 'attempt')})" if fault.retryable else ""
                     raise ProviderError(self.settings.secret_set.mask(fault.message + tries)) from None

@@ -20,14 +20,14 @@ class Fault:
 
     kind: str
     """rate_limited, overloaded, server_error, connection, stale_connection, timeout, stream_cut, stream_error,
-    malformed, context_overflow, fatal"""
+    malformed, context_overflow, images_rejected, fatal"""
     message: str
     """One line for the human, without the key."""
     retry_after: float | None = None
 
     @property
     def retryable(self) -> bool:
-        return self.kind not in ("fatal", "context_overflow")
+        return self.kind not in ("fatal", "context_overflow", "images_rejected")
 
 
 class StreamCut(Exception):
@@ -116,10 +116,14 @@ def _status_fault(exc, endpoint: str, model: str) -> Fault:
         return Fault("rate_limited", f"{endpoint} is rate limiting requests (429): {detail}", _retry_after(exc))
     if status == 529 or _error_type(exc) == "overloaded_error":
         return Fault("overloaded", f"{endpoint} is overloaded (529): {detail}", _retry_after(exc))
+    if status == 500 and _is_image_refusal(detail, strict=True):  # llama-server's own status for it
+        return Fault("images_rejected", f"{endpoint} failed with HTTP {status}: {detail}")
     if status >= 500:
         return Fault("server_error", f"{endpoint} failed with HTTP {status}: {detail}", _retry_after(exc))
     if status in (400, 413) and (_is_overflow(detail) or _is_overflow(_error_type(exc) or "")):
         return Fault("context_overflow", f"The conversation is too long for {model} at {endpoint} ({detail}).")
+    if status in (400, 415, 422) and _is_image_refusal(detail):
+        return Fault("images_rejected", f"{endpoint} rejected the request (HTTP {status}: {detail}).")
     if status == 401:
         return Fault("fatal", f"{endpoint} rejected the API key (401: {detail}). Check ANTHROPIC_API_KEY.")
     if status == 403:
@@ -144,6 +148,20 @@ OVERFLOW_PHRASES = (
 )
 
 
+IMAGE_REFUSAL_WORDS = ("image", "vision", "multimodal", "multi-modal", "mmproj", "unsupported content")
+"""What a refusal of images says: llama-server without a projector ("image input is not supported ... mmproj",
+with HTTP 500), Ollama and vLLM text models, gateways that cannot parse an `image` block. Only a request that
+holds images is judged by these (model/client.py); any other is the plain failure it was."""
+NOT_SUPPORTED = ("not supported", "unsupported", "does not support", "doesn't support", "mmproj")
+"""A 500 is a refusal of images only when it says so this plainly; any other 500 is retried as before."""
+
+
+def _is_image_refusal(detail: str, strict: bool = False) -> bool:
+    lowered = detail.lower()
+    about_images = any(word in lowered for word in IMAGE_REFUSAL_WORDS)
+    return about_images and (not strict or any(phrase in lowered for phrase in NOT_SUPPORTED))
+
+
 def _is_overflow(detail: str) -> bool:
     lowered = detail.lower()
     return any(phrase in lowered for phrase in OVERFLOW_PHRASES)
@@ -163,6 +181,8 @@ def _answer_fault(exc: EndpointAnswer, endpoint: str, model: str) -> Fault:
         detail, kind, code = str(error)[:300], str(error), None
     if _is_overflow(kind):
         return Fault("context_overflow", f"The conversation is too long for {model} at {endpoint} ({detail}).")
+    if _is_image_refusal(kind):
+        return Fault("images_rejected", f"{endpoint} answered with an error: {detail}")
     if exc.in_stream:  # asked again without streaming, where the error comes whole and with its status
         return Fault("stream_error", f"{endpoint} reported an error mid-stream: {detail}")
     code = code if code is not None else _number(error.get("code") if isinstance(error, dict) else None)

@@ -26,6 +26,35 @@ def tool_result(tool_use_id: str, content: str, is_error: bool = False, blocks: 
     return block
 
 
+def without_images(messages: list[MessageParam], note: str) -> tuple[list[MessageParam], int]:
+    """The messages with each image block (a tool result's too) replaced by a text block saying `note`, and how
+    many were; a message without images stays the same object, and no message is changed in place."""
+    replaced = 0
+
+    def swap(blocks: list) -> list:
+        nonlocal replaced
+        swapped = []
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "image":
+                block = {"type": "text", "text": note}
+                replaced += 1
+            elif isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block["content"], list):
+                inner = swap(block["content"])
+                block = block if inner == block["content"] else {**block, "content": inner}
+            swapped.append(block)
+        return swapped
+
+    result = []
+    for message in messages:
+        content = message["content"]
+        if not isinstance(content, str):
+            before = replaced
+            blocks = swap(content)
+            message = message if replaced == before else {**message, "content": blocks}
+        result.append(message)
+    return result, replaced
+
+
 def tool_uses(message: MessageParam) -> list[dict]:
     """The client-side tool calls of an assistant message (server-tool blocks are the API's own business)."""
     return [block for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_use"]

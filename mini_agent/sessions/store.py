@@ -42,7 +42,7 @@ PROMPT_SEARCH_LINES = 8
 _TAIL_BYTES = 64
 _ERROR_TAIL_BYTES = 4096
 """Bytes read from a file's end to find a turn-ending error (session.py keeps those entries under ~1 KiB)."""
-_BOOKKEEPING = ("checkpoint", "undone", "changing", "unchanged", "hints", "usage", "model", REWIND)
+_BOOKKEEPING = ("checkpoint", "undone", "changing", "unchanged", "hints", "usage", "model", REWIND, "images_removed")
 _SPENDING = ("usage", "subagent", "model")
 _TAIL_COUNT = re.compile(rb'"' + COUNT_KEY.encode() + rb'":(\d+)\}\n\Z')
 _TYPED_START = b'{"type":"message","typed":'

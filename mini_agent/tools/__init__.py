@@ -3,9 +3,11 @@ and the registry that turns typed functions into the schemas the model sees (bas
 the tool's facts (alias, key argument, whether it edits files); `builtin_tool` finds a built-in tool by name or
 alias before any session's registry exists.
 
-Shared by the file tools and by @mentions (context/): textfile.py (encoding, BOM, line endings, atomic writes)
-and file_view.py (paths that are not usable text, numbered lines). Private to the tools: _edit_help.py,
-_arguments.py, _stamps.py; web_connect.py, web_content.py and html_to_markdown.py serve web_fetch.
+Shared by the file tools and by @mentions (context/): textfile.py (encoding, BOM, line endings, atomic writes) and
+file_view.py (paths that are not usable text, numbered lines); image_file.py (an image recognised, checked and
+fitted to the API's limits with Pillow) also by attached images, MCP tools' images and the token estimate. Private
+to the tools: _edit_help.py, _arguments.py, _stamps.py; web_connect.py, web_content.py and html_to_markdown.py
+serve web_fetch.
 
 May import the layers below it (undo, processes, settings, safety, files and the bottom modules); never the
 agent, context/, ui/, app/ or cli/.

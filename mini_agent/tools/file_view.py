@@ -101,7 +101,8 @@ def binary_file_message(path: Path, size: int) -> str:
     kind = mimetypes.guess_type(path.name)[0]
     described = f"{size:,} bytes" + (f", {kind}" if kind else "")
     return (
-        f"{path} is a binary file ({described}); read_file shows text only. "
+        f"{path} is a binary file ({described}); read_file shows text and images (PNG, JPEG, GIF, WebP, BMP, "
+        "TIFF) only. "
         f"Use bash to inspect it (e.g. `file {path.name}` or `xxd {path.name} | head`)."
     )
 

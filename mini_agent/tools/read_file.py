@@ -1,4 +1,5 @@
-"""read_file: a page of a text file with line numbers, streamed so a huge file costs only the lines shown."""
+"""read_file: a page of a text file with line numbers, streamed so a huge file costs only the lines shown; an
+image (recognised by its content) as an image block the model can see."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pydantic import Field
 from mini_agent.files.exact import open_exact, regular
 from mini_agent.safety.workspace import secret_reason
 from mini_agent.tools._arguments import PathText
-from mini_agent.tools.base import ToolContext, ToolError, tool
+from mini_agent.tools.base import ToolContext, ToolError, ToolResult, tool
 from mini_agent.tools.file_view import (
     MAX_LINE_CHARS,
     binary_file_message,
@@ -36,8 +37,9 @@ Read a file before you edit or overwrite it: write_file and edit_file refuse fil
 session, or that changed since. Output is numbered like `cat -n`; the number and tab are not part of the file,
 so leave them out of edit_file's old_string. It shows up to 2000 lines; for big files, read the part you need with
 offset and limit (a search with bash `grep -n` tells you where to look), and continue from the offset the
-truncation hint gives. Lines over 2000 characters are cut. It reads text in any common encoding and refuses
-binary files and directories (use bash `ls` for those).
+truncation hint gives. Lines over 2000 characters are cut. It reads text in any common encoding; PNG, JPEG, GIF,
+WebP, BMP and TIFF images come back as images you can see (scaled down when large). It refuses other binary files
+and directories (use bash `ls` for those).
 """
 
 
@@ -51,13 +53,14 @@ def read_file(
     path: PathText,
     offset: Annotated[int, Field(ge=1)] = 1,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = MAX_LIMIT,
-) -> str:
-    """Read a text file, with line numbers.
+) -> str | ToolResult:
+    """Read a text file, with line numbers, or look at an image.
 
     Returns up to `limit` lines starting at line `offset`, each as `<line number><tab><text>` like `cat -n`.
     Lines longer than 2000 characters are cut. When more of the file remains, the output ends with a hint
-    giving the offset to continue from. The encoding (UTF-8, UTF-16, Latin-1, GBK, ...) is detected; binary
-    files and directories are refused with an explanation.
+    giving the offset to continue from. The encoding (UTF-8, UTF-16, Latin-1, GBK, ...) is detected. An image
+    (PNG, JPEG, GIF, WebP; BMP and TIFF are converted) is returned as an image, scaled down when large; offset and
+    limit do not apply to it. Other binary files and directories are refused with an explanation.
 
     Args:
         path: The file to read, absolute or relative to the working directory.
@@ -71,6 +74,10 @@ def read_file(
         fd = open_exact(ctx.checked(path), os.O_RDONLY | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as raw:
             info = regular(fd)
+            image = _look_at_image(target, raw)
+            if image is not None:
+                ctx.remember(target)
+                return image
             source: BinaryIO = raw
             if info.st_size <= COUNT_TOTAL_MAX_BYTES:  # read once: paged from memory, and hashed for the stamp
                 data = raw.read()
@@ -82,6 +89,30 @@ def read_file(
     if ctx.secrets is not None and secret_reason(ctx.checked(path)):
         ctx.secrets.harvest(target, str(path))  # before the page goes out: the agent masks what it knows
     return page
+
+
+def _look_at_image(path: Path, raw: BinaryIO) -> ToolResult | None:
+    """The file as an image block when its first bytes say it is an image; None to read it as text."""
+    from mini_agent.tools import image_file
+
+    head = raw.read(18)
+    raw.seek(0)
+    other = image_file.other_image_format(head)
+    if other is not None:
+        raise ToolError(
+            f"{path} is a {other} image, a format read_file cannot show: it shows PNG, JPEG, GIF and WebP (BMP and "
+            "TIFF converted). Convert it to PNG or JPEG with an image tool if you need to see it."
+        )
+    if image_file.sniff(head) is None:
+        return None
+    try:
+        image = image_file.load(image_file.read_image(raw))
+    except image_file.NotAnImage:
+        raw.seek(0)  # the first bytes looked like an image, Pillow says otherwise: whatever it is, as usual
+        return None
+    except image_file.ImageError as exc:
+        raise ToolError(f"Cannot show the image {path}: {exc}.") from None
+    return ToolResult(f"{path}: {image.describe()}.", blocks=(image.block(),))
 
 
 def _read_page(path: Path, raw: BinaryIO, size: int, offset: int, limit: int) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from mini_agent.context.images import ImagesAttached
 from mini_agent.context.injection import ContextInjected
 from mini_agent.events import (
     AssistantMessage,
@@ -29,7 +30,7 @@ from mini_agent.events import (
 )
 from mini_agent.model.messages import tool_uses
 from mini_agent.ui.markdown_stream import MarkdownStream, encodable
-from mini_agent.ui.render import nested_line
+from mini_agent.ui.render import attachment_lines, nested_line
 from mini_agent.ui.terminal_text import visible
 from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, tool_line
 
@@ -183,6 +184,8 @@ class ReplRenderer:
             self._waiting_since = self.clock()
         elif isinstance(event, Notice):
             self._notice(event.text)
+        elif isinstance(event, ImagesAttached):
+            self._attachments(event)
         elif isinstance(event, Compacted):
             from mini_agent.ui.trace import format_compaction
 
@@ -280,6 +283,13 @@ class ReplRenderer:
 
         self._settle()
         self.console.print(Text(self._plain(f"! {text}"), style="yellow"))
+
+    def _attachments(self, event: ImagesAttached) -> None:
+        from rich.text import Text
+
+        self._settle()
+        for line in attachment_lines(event):
+            self.console.print(Text(self._plain(line), style="yellow" if line.startswith("!") else "dim"))
 
     def _print_tool(self, event: ToolFinished) -> None:
         from rich.text import Text

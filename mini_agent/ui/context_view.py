@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 from mini_agent.context.blocks import is_injected
-from mini_agent.context.tokens import count, message_text
+from mini_agent.context.tokens import count, image_cost, message_text
 
 BAR_WIDTH = 40
 
@@ -37,6 +37,9 @@ def context_parts(agent) -> tuple[list[Part], int]:
     names = ("system: instructions", "system: tool guidance", "system: runtime hints")
     parts = [Part(name, tokens) for name, tokens in zip(names, segments, strict=False)]
     parts += [Part("tool schemas", tools), Part("messages", typed), Part("injected context", injected)]
+    images = sum(image_cost(message) for message in agent.session.messages)
+    if images:  # by the API's rule (width × height / 750), not by the size of their base64
+        parts.append(Part("images", images))
     return parts, agent.window()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from mini_agent.context.images import ImagesAttached
 from mini_agent.context.injection import ContextInjected
 from mini_agent.events import (
     AssistantMessage,
@@ -85,6 +86,9 @@ class ProgressRenderer:
             from mini_agent.ui.trace import format_compaction
 
             self._line(f"! {format_compaction(event.report)}")
+        elif isinstance(event, ImagesAttached):
+            for line in attachment_lines(event):
+                self._line(line)
         elif isinstance(event, AssistantMessage):
             text = text_of(event.message).strip()
             if text and tool_uses(event.message):  # words on the way; the final answer goes to stdout
@@ -119,6 +123,10 @@ class QuietRenderer:
     def __call__(self, event: Event) -> None:
         if isinstance(event, Notice):
             print(visible(f"! {event.text}"), file=self.err, flush=True)
+        elif isinstance(event, ImagesAttached):
+            for line in attachment_lines(event):
+                if line.startswith("!"):
+                    print(visible(line), file=self.err, flush=True)
         elif isinstance(event, ReplyDiscarded):
             print(visible(f"! {event.retrying()}."), file=self.err, flush=True)
 
@@ -163,6 +171,12 @@ def thinking_records(event: Event) -> list[dict]:
     return records
 
 
+def attachment_lines(event: ImagesAttached) -> list[str]:
+    """One line per image the user attached (`!` first when it could not be): still to pass `visible`, for a
+    file's name may hold escape sequences."""
+    return [f"! {image.line()}" if image.problem else image.line() for image in event.images]
+
+
 def stream_record(event: Event) -> dict | None:
     if isinstance(event, SubAgentEvent):
         record = stream_record(event.event)
@@ -179,7 +193,7 @@ def stream_record(event: Event) -> dict | None:
     if isinstance(event, ToolStarted):
         return {"type": "tool_call", "id": event.tool_use_id, "name": event.name, "input": event.input}
     if isinstance(event, ToolFinished):
-        return {
+        record = {
             "type": "tool_result",
             "id": event.tool_use_id,
             "name": event.name,
@@ -188,6 +202,10 @@ def stream_record(event: Event) -> dict | None:
             "content": event.result.content,
             "duration_ms": round(event.duration * 1000),
         }
+        images = [block["source"].get("media_type") for block in event.result.blocks if block.get("type") == "image"]
+        return {**record, "images": images} if images else record  # what was shown; the bytes stay out
+    if isinstance(event, ImagesAttached):
+        return {"type": "attachment", "images": [image.to_dict() for image in event.images]}
     if isinstance(event, ToolDenied):
         return {"type": "permission_denial", **denial_record(event)}
     if isinstance(event, ReplyDiscarded):

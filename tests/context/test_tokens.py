@@ -123,3 +123,25 @@ def test_thinking_counts_in_the_current_turn_only_as_the_api_strips_earlier_turn
     assert count_messages(history) == plain, "the earlier turn's thinking is not in the window"
     in_loop = count_messages([*history, loop, result])
     assert in_loop > plain + count(reasoning) - 5, "the current tool loop's thinking goes back and counts"
+
+
+def test_an_image_counts_by_its_pixels_not_its_base64() -> None:
+    import base64
+    import io
+    import os
+
+    from PIL import Image
+
+    from mini_agent.context.tokens import count_messages
+
+    out = io.BytesIO()
+    Image.frombytes("RGB", (300, 200), os.urandom(300 * 200 * 3)).save(out, "PNG")  # ~180 KB of base64
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": base64.b64encode(out.getvalue()).decode()}}  # fmt: skip
+    text_only = [{"role": "user", "content": [{"type": "text", "text": "look"}]}]
+    with_image = [{"role": "user", "content": [{"type": "text", "text": "look"}, image]}]
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "look"}, image]}
+    in_result = [{"role": "user", "content": [result]}]
+
+    assert count_messages(with_image) - count_messages(text_only) == 80  # 300 × 200 / 750
+    assert count_messages(in_result) - count_messages(text_only) in range(80, 90)

@@ -268,6 +268,41 @@ def test_a_history_longer_than_the_server_s_context_is_compacted_and_retried(lar
     assert turn.stop_reason == "end_turn" and not turn.is_error and turn.text == answer
 
 
+def test_an_image_the_server_cannot_see_is_replaced_and_the_turn_answered(small, settings_for, tmp_path):
+    """No projector (mmproj) is loaded: llama-server refuses an image with its own words, and the turn goes on
+    without it. The refusal is read as the server writes it today, not from a recording."""
+    from PIL import Image
+
+    from mini_agent.context.compaction import Compactor
+    from mini_agent.context.gather import Gatherer
+    from mini_agent.context.injection import ContextEngine
+    from mini_agent.context.keeper import ContextKeeper
+    from mini_agent.events import Notice
+    from mini_agent.tools.base import ToolRegistry
+
+    Image.new("RGB", (16, 16), (255, 0, 0)).save(tmp_path / "red.png")
+    settings = settings_of(settings_for, small, max_tokens=8)
+
+    def keeper(agent):  # the user's attachments, no other context: the server's window is 512 tokens
+        engine = ContextEngine(Gatherer([], []), 0.5)
+        compactor = Compactor(agent.provider, settings.model, None)
+        return ContextKeeper(engine, compactor, settings, agent.input_window, agent.overhead, images=True)
+
+    events: list = []
+    provider = AnthropicProvider(settings, sleep=lambda s: None)
+    agent = Agent(provider, ToolRegistry([]), settings, Session(), ToolContext(cwd=tmp_path), "Answer.",
+                  events.append, lambda request: Allow(), keeper=keeper)  # fmt: skip
+
+    turn = agent.run_turn("What colour is @red.png?")
+
+    (notice,) = [e.text for e in events if isinstance(e, Notice) and "does not accept images" in e.text]
+    print(f"llama-server's refusal: {notice}")
+    assert "image" in notice.lower() and "\n" not in notice
+    assert '"type": "image"' not in json.dumps(agent.session.messages)
+    assert turn.stop_reason in ("end_turn", "max_tokens")  # answered (8 tokens at most: often cut)
+    assert discarded(events) == []
+
+
 # ---- the installed command ---------------------------------------------------------------------------------
 
 

@@ -204,15 +204,17 @@ def test_a_file_used_as_a_folder_is_explained(ctx: ToolContext, tmp_path: Path) 
 
 
 def test_binary_files_are_refused_with_their_size(ctx: ToolContext, tmp_path: Path) -> None:
-    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)  # the signature, then junk
     (tmp_path / "data.bin").write_bytes(bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 100)
+    (tmp_path / "data.zip").write_bytes(b"PK\x03\x04" + bytes([1, 2, 3, 4, 5, 6, 7, 8]) * 100)
 
     image = read(ctx, "logo.png")
     controls = read(ctx, "data.bin")
+    archive = read(ctx, "data.zip")
 
-    assert image.is_error and "binary" in image.content and "1,032 bytes" in image.content
-    assert "image/png" in image.content
-    assert controls.is_error and "binary" in controls.content
+    assert image.is_error and "corrupt" in image.content and "PNG" in image.content
+    assert controls.is_error and "binary" in controls.content and "800 bytes" in controls.content
+    assert archive.is_error and "binary" in archive.content and "application/zip" in archive.content
 
 
 def test_a_named_pipe_is_refused_without_blocking(ctx: ToolContext, tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 As in Claude Code and Aider: `@src/app.py`, `@./README.md`, `@~/notes.txt`, `@/abs/path`, `@"a b.txt"`. A file
 comes with numbered lines (as read_file shows them), a folder as a listing. A missing path, a binary file or a
-pipe is named as such, so the model knows what the user pointed at even when it cannot be shown.
+pipe is named as such, so the model knows what the user pointed at even when it cannot be shown. An image is
+attached as an image by context/images.py, and left out here.
 """
 
 from __future__ import annotations
@@ -78,9 +79,9 @@ def _strip_trailing(token: str) -> str:
 
 
 def enrich_mentions(inp: TurnInput) -> list[ContextBlock]:
-    mentioned = find_mentions(inp.text)
+    mentioned = [typed for typed in find_mentions(inp.text) if f"@{typed}" not in inp.attached]
     if not mentioned:
-        raise Skip("no @mentions")
+        raise Skip("no @mentions" if not inp.attached else "only images, attached as such")
     blocks = [ContextBlock(f"file:{typed}", P0, describe(typed, inp.cwd)) for typed in mentioned[:MAX_MENTIONS]]
     if len(mentioned) > MAX_MENTIONS:
         rest = ", ".join(f"@{escape(typed)}" for typed in mentioned[MAX_MENTIONS:])
@@ -101,7 +102,7 @@ def describe(typed: str, cwd: Path) -> str:
     """What the model should know about one mentioned path: its contents, its listing, or why neither."""
     shown = f"@{escape(typed)}"
     try:
-        target = _resolve(typed, cwd)
+        target = resolve(typed, cwd)
     except ValueError as exc:  # `~name` with a character no user name can hold
         return f"{shown}: not a usable path ({escape(str(exc))})"
     try:
@@ -123,7 +124,7 @@ def describe(typed: str, cwd: Path) -> str:
     return _contents(shown, target, info.st_size)
 
 
-def _resolve(typed: str, cwd: Path) -> Path:
+def resolve(typed: str, cwd: Path) -> Path:
     # The same resolution as the file tools, so the path shown here is the one read_file would open.
     candidate = Path(os.path.expanduser(typed))
     if not candidate.is_absolute():
