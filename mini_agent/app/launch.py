@@ -25,8 +25,10 @@ def launch(
     output_format: str,
     resume: str | None = None,
     environment: Environment | None = None,
+    first: str | None = None,
 ) -> ExitStatus:
-    """`resume`: None for a new session, "" to continue this directory's latest, else a session id."""
+    """`resume`: None for a new session, "" to continue this directory's latest, else a session id. `first`: the
+    REPL's first prompt (`mini-agent "fix the bug"`), sent as if typed."""
     environment = environment or Environment.of_process()
     started = environment.clock()
     stdin = environment.stdin
@@ -100,7 +102,7 @@ def launch(
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
-        return run_interactive(build, settings, sessions, warm_up)
+        return run_interactive(build, settings, sessions, warm_up, first)
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None

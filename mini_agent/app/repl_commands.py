@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from mini_agent.app.slash import SlashCommands
+from mini_agent.app.status_commands import config, doctor, permissions, status
 from mini_agent.settings import PERMISSION_MODES
 
 MODELS_SHOWN = 20
@@ -27,6 +28,11 @@ def builtin_commands(repl) -> SlashCommands:
         ("/undo", "/undo", "restore the files the last turn changed", _undo),
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
         ("/mcp", "/mcp", "MCP servers: status, tools, errors", _mcp),
+        ("/status", "/status", "model, endpoint, mode, session, directory, sandbox", status),
+        ("/config", "/config", "the settings in force (mini-agent config says where each comes from)", config),
+        ("/permissions", "/permissions", "the permission mode, rules and protections", permissions),
+        ("/doctor", "/doctor", "check the key, the endpoint, the sandbox and the MCP servers", doctor),
+        ("/quit", "/quit", "leave (same as /exit)", lambda repl, argument: True),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
