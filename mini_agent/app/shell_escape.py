@@ -6,7 +6,8 @@ group, stdin closed, output bounded (the bash tool's cap), the agent's credentia
 killed with everything it started on Ctrl-C, and nothing of it outlives the session. The output is shown through
 the terminal sanitiser and joins the next turn's user message, as Claude Code sends it: `<bash-input>` and
 `<bash-stdout>` (stdout and stderr interleaved in the order written, with the exit line, as the bash tool returns
-them), XML-escaped. It is an undo step of its own: a command that changed files is undone by the next /undo.
+them), XML-escaped, known secrets masked as in a tool's result. It is an undo step of its own: a command that
+changed files is undone by the next /undo.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from mini_agent.app.lifecycle import SHELL
 from mini_agent.app.repl_commands import escape
+from mini_agent.model.wellformed import safe_text
 from mini_agent.processes.run import BoundedOutput, child_environment, run_captured
 from mini_agent.tools.bash import NON_INTERACTIVE_ENV, OUTPUT_LIMIT
 from mini_agent.tools.exit_line import exit_line, shell_exit
@@ -60,10 +62,12 @@ def run_shell_escape(repl, command: str) -> None:
             repl.sessions.writer.write({"type": SHELL, "command": command})
         warning = repl.sessions.after_turn()
     ran = ShellEscape(command, _text(output) + ending)
-    repl.console.print(escape(ran.output), highlight=False)
+    repl.console.print(escape(ran.output), highlight=False)  # the user's own terminal: as a shell would show it
     if warning:
         repl.console.print(f"[yellow]! {escape(warning)}[/]")
-    agent.tell_next_turn(ran.for_model())
+    agent.secrets.refresh()  # a .env it wrote or printed
+    told = ShellEscape(agent.secrets.mask(command), agent.secrets.mask_output(ran.output, "the output of a ! command"))
+    agent.tell_next_turn(safe_text(told.for_model()))  # known secrets masked, as in a tool's result
 
 
 def user_shell(env: dict[str, str]) -> str:

@@ -58,3 +58,13 @@ def test_the_exit_status_is_shown_and_told(run_cli, api):
     assert done.returncode == 0, done.stderr
     shell = next(b for b in user_blocks(api.message_requests[0]) if b.startswith("<bash-input>"))
     assert shell.endswith("exit code: 3</bash-stdout>") and "exit code: 3" in done.stdout.decode()
+
+
+def test_a_secret_the_command_prints_is_shown_to_the_user_but_masked_for_the_model(run_cli, api, tmp_path):
+    (tmp_path / ".env").write_text("DEPLOY_TOKEN=tok-8c1f3a9e77d2b6450f\n")
+    api.script(answer("ok"))
+    done = run_cli([], api, typed=["!cat .env", "next"])
+    assert done.returncode == 0, done.stderr
+    assert "tok-8c1f3a9e77d2b6450f" in done.stdout.decode()  # the user's own terminal, as a shell shows it
+    assert "tok-8c1f3a9e77d2b6450f" not in str(api.message_requests[0])
+    assert "DEPLOY_TOKEN=" in str(api.message_requests[0])

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 
+import typer
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from support.fake_api import answer
 
 
@@ -78,3 +82,22 @@ def test_two_prompts_are_a_usage_error(run_cli, api):
     done = run_cli(["-p", "one task", "another"], api)
     assert done.returncode == 2 and "Two prompts" in done.stderr.decode()
     assert api.message_requests == []
+
+
+WORD = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12).filter(
+    lambda word: not word.startswith("-") and word.strip() == word and word
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(WORD, min_size=1, max_size=5), st.sampled_from([[], ["--model", "m"], ["-y"]]))
+def test_words_that_name_no_subcommand_arrive_whole_as_the_prompt(words, options):
+    from mini_agent.cli.main import app
+    from mini_agent.cli.positional import PROMPT
+
+    root = typer.main.get_command(app)
+    assume(words[0] not in root.commands and not difflib.get_close_matches(words[0], list(root.commands), 1, 0.75))
+    for args in ([*options, *words], [*words, *options], [*options, "--", *words]):
+        context = root.make_context("mini-agent", list(args))
+        assert context.meta[PROMPT] == " ".join(words), args
+        assert context.params["model"] == ("m" if "--model" in options else None)
