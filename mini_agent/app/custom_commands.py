@@ -115,6 +115,13 @@ def one_shot_prompt(
     return invocation.prompt, one_shot_settings(settings, command_rules(invocation.command, settings, can_ask, err))
 
 
+def refuse_unless_a_command(prompt: str, settings: Settings) -> None:
+    """`-p "/name ..."`: a usage error unless a command file has that name (or the word is a path on disk)."""
+    finder = finder_for(settings)
+    if finder.find(prompt) is None:
+        refuse_unknown(prompt.split()[0], finder, settings.cwd)
+
+
 def refuse_unknown(name: str, finder: CommandFinder, cwd) -> None:
     """`-p "/name ..."` that names no custom command: a REPL command, one of Claude Code's or a misspelling is a
     usage error before any request; only a first word that is a path on disk (`/tmp is full`) goes as text."""

@@ -57,6 +57,10 @@ def launch(
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
+    if prompt is not None and not interactive and prompt.startswith("/"):  # before servers start or trust is asked
+        from mini_agent.app.custom_commands import refuse_unless_a_command
+
+        refuse_unless_a_command(prompt, settings)
     can_ask = stdin is not None and environment.stdin_isatty and environment.stderr_isatty
     servers = None
     if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest

@@ -49,7 +49,8 @@ def _help(repl, argument: str) -> None:
         repl.console.print(f"[yellow]! {escape(warning)}[/]")
     repl.console.print(
         "[dim]Enter sends · Alt+Enter or Esc Enter: new line · Tab completes /commands and @paths · "
-        "Shift+Tab cycles the mode · Ctrl-C clears or interrupts · Ctrl-D exits[/]"
+        "Shift+Tab cycles the mode · Ctrl-C clears or interrupts · Ctrl-D exits · "
+        "!command runs it in your shell · #note saves a note to memory[/]"
     )
 
 

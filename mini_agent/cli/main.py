@@ -25,6 +25,7 @@ from mini_agent.ui.terminal_text import visible
 
 app = typer.Typer(
     cls=PromptOrCommand,  # `mini-agent "fix the bug"`: a first word that names no subcommand is a prompt
+    subcommand_metavar="[PROMPT] | COMMAND [ARGS]...",
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,

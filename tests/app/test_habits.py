@@ -95,3 +95,12 @@ def test_a_misspelled_custom_command_in_p_is_a_usage_error_with_the_near_names(r
     assert run_cli(["-p", "/deploy staging"], api).returncode == 0  # the real one still works
     assert api.message_requests[0]["messages"][-1]["content"][0]["text"] == "Deploy staging."
     assert len(api.message_requests) == 1
+
+
+def test_p_help_is_refused_before_any_mcp_server_starts(run_cli, api, tmp_path):
+    marker = tmp_path / "server-started"
+    config = tmp_path / "mini-agent-home" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[mcp_servers.probe]\ncommand = "sh"\nargs = ["-c", "touch {marker}; sleep 5"]\n')
+    done = run_cli(["-p", "/help"], api)
+    assert done.returncode == 2 and not marker.exists() and api.message_requests == []
