@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
         return
     argv = _optional_value(argv, "--resume", PICK)
     if "-p" in argv or "--print" in argv:
-        argv = print_alone(argv, _root_options())
+        argv = print_alone(argv, _root_options)
     app(args=argv, prog_name="mini-agent", obj=environment)
 
 

@@ -12,6 +12,7 @@ with `-p` or piped input) is cli/main.py's.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 
 import typer
 from typer.core import TyperGroup
@@ -54,14 +55,17 @@ class PromptOrCommand(TyperGroup):
         return words
 
 
-def print_alone(argv: list[str], option_names: set[str]) -> list[str]:
+def print_alone(argv: list[str], option_names: Callable[[], set[str]]) -> list[str]:
     """`-p`/`--print` with no text after it (the end, or another of the root's options next) gets PRINT_ALONE as
-    its value; a prompt that merely starts with a dash (`-p "-v is broken"`) stays the prompt."""
+    its value; a prompt that merely starts with a dash (`-p "-v is broken"`) stays the prompt. `option_names` is
+    asked only then: building typer's command to list them costs ~25 ms of a one-shot run's start."""
     fixed = list(argv)
     for index, word in enumerate(fixed):
         if word in ("-p", "--print"):
             following = fixed[index + 1] if index + 1 < len(fixed) else None
-            if following is None or following == "--" or following.split("=", 1)[0] in option_names:
+            if following is None or following == "--" or (
+                following.startswith("-") and following.split("=", 1)[0] in option_names()
+            ):
                 fixed.insert(index + 1, PRINT_ALONE)
             break
         if word == "--":

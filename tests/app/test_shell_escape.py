@@ -68,3 +68,10 @@ def test_a_secret_the_command_prints_is_shown_to_the_user_but_masked_for_the_mod
     assert "tok-8c1f3a9e77d2b6450f" in done.stdout.decode()  # the user's own terminal, as a shell shows it
     assert "tok-8c1f3a9e77d2b6450f" not in str(api.message_requests[0])
     assert "DEPLOY_TOKEN=" in str(api.message_requests[0])
+
+
+def test_undo_list_names_the_step_by_its_command(run_cli, api, tmp_path):
+    assert run_cli([], api, typed=["!echo made > made.txt"]).returncode == 0
+    listed = run_cli(["undo", "--list"], api)
+    assert listed.returncode == 0, listed.stderr
+    assert "!echo made > made.txt" in listed.stdout.decode() and "made.txt" in listed.stdout.decode()
