@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 
 import typer
@@ -89,13 +90,19 @@ WORD = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max
 )
 
 
-@settings(max_examples=200, deadline=None)
+@functools.cache
+def root_command():
+    from mini_agent.cli.main import app
+
+    return typer.main.get_command(app)  # ~25 ms to build: once
+
+
+@settings(max_examples=100, deadline=None)
 @given(st.lists(WORD, min_size=1, max_size=5), st.sampled_from([[], ["--model", "m"], ["-y"]]))
 def test_words_that_name_no_subcommand_arrive_whole_as_the_prompt(words, options):
-    from mini_agent.cli.main import app
     from mini_agent.cli.positional import PROMPT
 
-    root = typer.main.get_command(app)
+    root = root_command()
     assume(words[0] not in root.commands and not difflib.get_close_matches(words[0], list(root.commands), 1, 0.75))
     for args in ([*options, *words], [*words, *options], [*options, "--", *words]):
         context = root.make_context("mini-agent", list(args))
