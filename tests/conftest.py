@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from support import BIN, TEST_KEY  # noqa: E402
 from support.fake_api import FakeAnthropicAPI  # noqa: E402
-from support.in_process import run_in_process  # noqa: E402
+from support.in_process import run_in_process, run_repl_in_process  # noqa: E402
 from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sandbox mechanism in turn
 
 from mini_agent.settings import Settings  # noqa: E402
@@ -103,7 +103,8 @@ def settings_for(tmp_path):
 def run_cli(tmp_path):
     """Run `mini-agent ARGS` against a loopback model: in this process by default
     (mini_agent.cli.main.run_in_process, with the test's own streams, environment variables and working
-    directory), or, with `in_process=False`, the installed command as a subprocess (for what only a real process
+    directory), the REPL with `typed=[lines]` (in process too: support/in_process.py), or, with
+    `in_process=False`, the installed command as a subprocess (for what only a real process
     shows: tests/e2e/)."""
 
     def run(
@@ -114,6 +115,7 @@ def run_cli(tmp_path):
         cwd: Path | None = None,
         timeout: float = 60,
         in_process: bool = True,
+        typed: list[str] | None = None,
     ) -> subprocess.CompletedProcess:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
         environment.update(
@@ -137,6 +139,8 @@ def run_cli(tmp_path):
         environment.update(env or {})
         require_loopback(environment["ANTHROPIC_BASE_URL"])
         data = input.encode() if isinstance(input, str) else input
+        if typed is not None:  # the REPL, on what it takes for a terminal: these lines, then Ctrl-D
+            return run_repl_in_process(args, typed, environment, cwd or tmp_path)
         if in_process:
             return run_in_process(args, data, environment, cwd or tmp_path)
         return subprocess.run(

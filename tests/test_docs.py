@@ -96,7 +96,9 @@ def _split(words: list[str]) -> tuple[tuple[str, ...], list[str]]:
         name = words[index]
         if PLACEHOLDER.match(name):  # `mini-agent server ...`, `mini-agent mcp COMMAND`
             break
-        if name not in command.commands:  # no group of this CLI takes a positional argument
+        if name not in command.commands and not path:  # the root's positional prompt: `mini-agent "fix it"`
+            break
+        if name not in command.commands:  # no subcommand group takes a positional argument
             raise AssertionError(f"`mini-agent {' '.join(words)}`: no subcommand {name!r} under {path or 'mini-agent'}")
         command = command.commands[name]
         path.append(name)

@@ -56,8 +56,9 @@ class AgentBuild:
         with self._lock:
             if self._thread is not None:
                 return
-            self._thread = threading.Thread(target=self._run, name="agent-build", daemon=True)
-        self._thread.start()
+            thread = threading.Thread(target=self._run, name="agent-build", daemon=True)
+            thread.start()
+            self._thread = thread  # only ever a started thread: another thread may join it at once
 
     def _run(self) -> None:
         try:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import TextIO
 
 from mini_agent.app.repl_commands import escape
 from mini_agent.commands.catalog import CommandFinder, Invocation
+from mini_agent.errors import ConfigError
 from mini_agent.settings import Settings
 from mini_agent.ui.terminal_text import visible
 
@@ -28,9 +32,18 @@ REPL_BUILTINS = (
     "/rewind",
     "/fork",
     "/exit",
+    "/status",
+    "/config",
+    "/permissions",
+    "/doctor",
+    "/quit",
 )
 """The REPL's own commands, which a file of the same name never replaces; `-p "/name"` honours them too, so a
 command means the same in both. tests/test_custom_commands.py checks this against the REPL's table."""
+
+
+COMMAND_NAME = re.compile(r"/[A-Za-z][\w.:-]*")
+"""What a command's name looks like (`/review`, `/frontend:build`); `/etc/hosts` is no name."""
 
 
 def finder_for(settings: Settings, reserved: Iterable[str] = REPL_BUILTINS) -> CommandFinder:
@@ -102,10 +115,36 @@ def one_shot_prompt(
     for warning in shadowed + (list(invocation.command.problems) if invocation else []):
         print(visible(f"mini-agent: {warning}"), file=err)
     if invocation is None:
+        refuse_unknown(name, finder, settings.cwd)
         return prompt, settings
     from mini_agent.app.rules_setup import command_rules
 
     return invocation.prompt, one_shot_settings(settings, command_rules(invocation.command, settings, can_ask, err))
+
+
+def refuse_unless_a_command(prompt: str, settings: Settings) -> None:
+    """`-p "/name ..."`: a usage error unless a command file has that name (or the word is a path on disk)."""
+    finder = finder_for(settings)
+    if finder.find(prompt) is None:
+        refuse_unknown(prompt.split()[0], finder, settings.cwd)
+
+
+def refuse_unknown(name: str, finder: CommandFinder, cwd) -> None:
+    """`-p "/name ..."` that names no custom command: a REPL command, one of Claude Code's or a misspelling is a
+    usage error before any request; only a first word that is a path on disk (`/tmp is full`) goes as text."""
+    from mini_agent.app.claude_names import INSTEAD, not_in_one_shot
+
+    if name in REPL_BUILTINS or name in INSTEAD:
+        raise ConfigError(not_in_one_shot(name))
+    if not COMMAND_NAME.fullmatch(name) or os.path.exists(os.path.join(cwd, name)):
+        return
+    known = [*finder.commands(), *REPL_BUILTINS]
+    near = difflib.get_close_matches(name, known, n=3, cutoff=0.7)
+    hint = f" Did you mean {' or '.join(near)}?" if near else ""
+    raise ConfigError(
+        f"No command {name}.{hint} Custom commands are files in .mini-agent/commands/ or .claude/commands/; "
+        f"to send text that starts with /, put a space before it: -p ' {name} ...'."
+    )
 
 
 def _usage(command) -> str:

@@ -27,10 +27,11 @@ def launch(
     environment: Environment | None = None,
     fork: bool = False,
     images: tuple[str, ...] = (),
+    first: str | None = None,
 ) -> ExitStatus:
     """`resume`: None for a new session, "" to continue this directory's latest, else a session id; `fork`:
     continue a copy of it in a new session (--fork-session). `images`: the `--image` files, attached to the
-    one-shot prompt."""
+    one-shot prompt. `first`: the REPL's first prompt (`mini-agent "fix the bug"`), sent as if typed."""
     environment = environment or Environment.of_process()
     started = environment.clock()
     stdin = environment.stdin
@@ -59,6 +60,10 @@ def launch(
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
+    if prompt is not None and not interactive and prompt.startswith("/"):  # before servers start or trust is asked
+        from mini_agent.app.custom_commands import refuse_unless_a_command
+
+        refuse_unless_a_command(prompt, settings)
     attached = _attach_images(images, settings, interactive)
     can_ask = stdin is not None and environment.stdin_isatty and environment.stderr_isatty
     servers = None
@@ -105,7 +110,7 @@ def launch(
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
-        return run_interactive(build, settings, sessions, warm_up)
+        return run_interactive(build, settings, sessions, warm_up, first)
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None

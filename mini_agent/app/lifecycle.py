@@ -13,7 +13,8 @@ from mini_agent.settings import Settings
 from mini_agent.ui.terminal_text import visible
 from mini_agent.xmltext import system_hint
 
-CHECKPOINT, UNDONE = "checkpoint", "undone"
+CHECKPOINT, UNDONE, SHELL = "checkpoint", "undone", "shell"
+"""SHELL: a `!command` the user ran in the REPL (app/shell_escape.py), which an undo checkpoint may follow."""
 CHANGING, UNCHANGED = "changing", "unchanged"
 """A turn's before-snapshot, logged before its first change; and the end of such a turn that left no checkpoint.
 A `changing` entry the log does not close was cut short by a kill: `settle_interrupted_turn` records it."""
@@ -283,6 +284,8 @@ def undoable_turns(entries: list[dict]) -> list[tuple]:
     for entry in entries:
         if entry.get("type") == "message" and "typed" in entry:
             prompt = entry["typed"]
+        elif entry.get("type") == SHELL:
+            prompt = f"!{entry.get('command', '')}"
         elif entry.get("type") == CHECKPOINT:
             stack.append((Checkpoint(entry["before"], entry["after"]), prompt))
         elif entry.get("type") == UNDONE:

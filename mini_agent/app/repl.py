@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mini_agent.app.claude_names import instead
 from mini_agent.app.repl_commands import builtin_commands, escape, memory, unicode_console
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted
 from mini_agent.settings import Settings
@@ -71,7 +72,8 @@ class Repl:
 
     # ---- the loop -------------------------------------------------------------------------------------------
 
-    def run(self, warm_up: Callable[[], None] | None = None) -> ExitStatus:
+    def run(self, warm_up: Callable[[], None] | None = None, first: str | None = None) -> ExitStatus:
+        """`first`: a prompt given on the command line, handled as if typed at the first prompt."""
         from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
 
         completer = ReplCompleter(lambda: self.commands.names() + self.custom.names(), self._cwd)
@@ -83,7 +85,7 @@ class Repl:
         def build_then_warm_up() -> None:
             self._build.wait()
             if warm_up is not None:
-                warm_up()
+                warm_up()  # the MCP servers too
 
         def after_first_draw() -> None:
             if not behind:
@@ -91,6 +93,12 @@ class Repl:
                 behind[0].start()
 
         try:
+            if first is not None and first.strip():
+                behind.append(threading.Timer(0, build_then_warm_up))  # no prompt to draw first: at once, here
+                build_then_warm_up()
+                session.history.append_string(first)  # Up recalls it, as if typed
+                if self._handle(first):
+                    return ExitStatus.SUCCESS
             return self._loop(session, after_first_draw)
         finally:
             if behind:
@@ -107,19 +115,23 @@ class Repl:
             except EOFError:
                 return ExitStatus.SUCCESS
             self._build.show_held()
-            if not line.strip():
-                continue
-            self._echo(line)
-            if line.startswith("/"):
-                self._spaced_above = False
-                if self._slash(line):
-                    return ExitStatus.SUCCESS
-                continue
-            if self._remembered(line):
-                self._spaced_above = False  # a note's confirmation, like a command's output, ends without one
-            else:
-                self._turn(line)
-                self._spaced_above = True
+            if line.strip() and self._handle(line):
+                return ExitStatus.SUCCESS
+
+    def _handle(self, line: str) -> bool:
+        """One input: a slash command, `!command`, a note, or a turn; True when the REPL should exit."""
+        self._echo(line)
+        self._spaced_above = False  # a command's output, like a note's confirmation, ends without a blank line
+        if line.startswith("/"):
+            return self._slash(line)
+        if line.startswith("!") and line[1:].strip():
+            from mini_agent.app.shell_escape import run_shell_escape
+
+            run_shell_escape(self, line[1:])
+        elif not self._remembered(line):
+            self._turn(line)
+            self._spaced_above = True
+        return False
 
     def _cwd(self) -> str:
         agent = self._build.ready  # asked for inside the prompt (completing an @path): never waits
@@ -191,6 +203,9 @@ class Repl:
         command, argument, suggestion = self.commands.find(line)
         if command is None and self._custom_command(line):
             return False
+        if command is None and (answer := instead(line.split()[0])):
+            self.console.print(f"[yellow]{escape(line.split()[0])} is Claude Code's. {escape(answer)}[/]")
+            return False
         if command is None:
             hint = f" Did you mean {suggestion}?" if suggestion else ""
             self.console.print(f"[yellow]Unknown command {escape(line.split()[0])}.{hint} /help lists them.[/]")
@@ -214,11 +229,11 @@ class Repl:
         return invocation is not None
 
     def _remembered(self, line: str) -> bool:
-        """ "remember ..." / "记住 ..." saves a note instead of starting a turn (as Claude Code's `#` does): the
-        model sees it in the user memory block from the next turn on."""
-        from mini_agent.context.memory import note_from_prompt
+        """`#note`, "remember ..." or "记住 ..." saves a note instead of starting a turn (as Claude Code's `#` does):
+        the model sees it in the user memory block from the next turn on."""
+        from mini_agent.context.memory import note_from_hash, note_from_prompt
 
-        note = note_from_prompt(line)
+        note = note_from_hash(line) or note_from_prompt(line)
         if note is None:
             return False
         memory(self, f"add {note}")
@@ -226,11 +241,15 @@ class Repl:
 
 
 def run_interactive(
-    build: Callable[..., Agent], settings: Settings, sessions, warm_up: Callable[[], None] | None = None
+    build: Callable[..., Agent],
+    settings: Settings,
+    sessions,
+    warm_up: Callable[[], None] | None = None,
+    first: str | None = None,
 ) -> ExitStatus:
-    """`warm_up` (loading the model SDK) starts once the first prompt is drawn."""
+    """`warm_up` (loading the model SDK) starts once the first prompt is drawn; `first` is sent before it."""
     try:
-        return Repl(build, settings, sessions).run(warm_up)
+        return Repl(build, settings, sessions).run(warm_up, first)
     finally:
         sessions.close()
 

@@ -7,6 +7,7 @@ from functools import partial
 from mini_agent.app.effort_command import effort_command
 from mini_agent.app.rewind_command import fork_command, rewind_command
 from mini_agent.app.slash import SlashCommands
+from mini_agent.app.status_commands import config, doctor, permissions, status
 from mini_agent.settings import PERMISSION_MODES, mode_named
 
 MODELS_SHOWN = 20
@@ -32,6 +33,11 @@ def builtin_commands(repl) -> SlashCommands:
         ("/rewind", "/rewind [N] [both|conversation|files]", "go back to before a prompt (Esc Esc)", rewind_command),
         ("/fork", "/fork", "go on in a copy of this session; this one stays as it is", fork_command),
         ("/mcp", "/mcp", "MCP servers: status, tools, errors", _mcp),
+        ("/status", "/status", "model, endpoint, mode, session, directory, sandbox", status),
+        ("/config", "/config", "the settings in force (mini-agent config says where each comes from)", config),
+        ("/permissions", "/permissions", "the permission mode, rules and protections", permissions),
+        ("/doctor", "/doctor", "check the key, the endpoint, the sandbox and the MCP servers", doctor),
+        ("/quit", "/quit", "leave (same as /exit)", lambda repl, argument: True),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
@@ -49,7 +55,8 @@ def _help(repl, argument: str) -> None:
         repl.console.print(f"[yellow]! {escape(warning)}[/]")
     repl.console.print(
         "[dim]Enter sends · Alt+Enter or Esc Enter: new line · Tab completes /commands and @paths · "
-        "Shift+Tab cycles the mode · Ctrl-O shows the last thinking · Ctrl-C clears or interrupts · Ctrl-D exits[/]"
+        "Shift+Tab cycles the mode · Ctrl-O shows the last thinking · Ctrl-C clears or interrupts · Ctrl-D exits · "
+        "!command runs it in your shell · #note saves a note to memory[/]"
     )
 
 

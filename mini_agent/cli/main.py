@@ -16,6 +16,7 @@ from mini_agent.app.environment import Environment
 from mini_agent.cli.common import fail, settings_from
 from mini_agent.cli.inspect import register
 from mini_agent.cli.mcp import register as register_mcp
+from mini_agent.cli.positional import PRINT_ALONE, PROMPT, PromptOrCommand, print_alone
 from mini_agent.cli.server import register as register_server
 from mini_agent.cli.undo import register as register_undo
 from mini_agent.errors import ExitStatus, MiniAgentError
@@ -23,6 +24,8 @@ from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES, declared, mode
 from mini_agent.ui.terminal_text import visible
 
 app = typer.Typer(
+    cls=PromptOrCommand,  # `mini-agent "fix the bug"`: a first word that names no subcommand is a prompt
+    subcommand_metavar="[PROMPT] | COMMAND [ARGS]...",
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
@@ -48,7 +51,8 @@ def _version(value: bool) -> None:
     invoke_without_command=True,
     help=(
         "A terminal code agent. Without -p and with a terminal, starts an interactive session; "
-        "`mini-agent -p TASK` runs one task and exits; piped input becomes the prompt, or, with -p, "
+        '`mini-agent "TASK"` starts it with TASK as the first prompt; '
+        "`mini-agent -p TASK` runs one task and exits; piped input becomes the prompt, or, with -p or a TASK, "
         "an attachment beside it (e.g. `git diff | mini-agent -p 'review this'`)."
     ),
     epilog=(
@@ -129,6 +133,7 @@ def run(
     }
     if context.invoked_subcommand is not None:
         return
+    prompt, first = _prompts(prompt, context.meta.get(PROMPT), environment)
     settings = None
     try:
         settings = settings_from(allow, deny, **{**_flags_given(context.params), "permission_mode": mode})
@@ -149,7 +154,9 @@ def run(
         target = "" if continue_ else resume
         if resume == PICK:
             target = _pick_session(settings, environment)
-        status = launch(settings, prompt, output_format, target, environment, fork=fork_session, images=tuple(image))
+        status = launch(
+            settings, prompt, output_format, target, environment, fork=fork_session, images=tuple(image), first=first
+        )
     except KeyboardInterrupt:
         print("mini-agent: Interrupted.", file=environment.stderr)
         status = ExitStatus.INTERRUPTED
@@ -174,6 +181,21 @@ register(app)  # permissions, check-command, config, sandbox
 register_mcp(app)  # mcp list|add|remove
 register_server(app)  # server status|start|stop
 register_undo(app)  # undo [--session ID] [--turns N] [--list]
+
+
+def _prompts(printed: str | None, positional: str | None, environment: Environment) -> tuple[str | None, str | None]:
+    """(the one-shot prompt, the REPL's first prompt). A positional prompt starts the REPL on a terminal, as
+    `claude "..."` does; with `-p` and no text of its own, or with piped stdin (no terminal to hold a session),
+    it is the one-shot task, stdin attached beside it, as `-p TASK` makes it."""
+    if printed is not None and printed != PRINT_ALONE and positional is not None:
+        fail(f"Two prompts: -p {printed!r} and {positional!r}; pass the task once, with -p or after the options.")
+    if printed == PRINT_ALONE:
+        if positional is None and environment.stdin_isatty:
+            fail("-p without a task: pass it as -p TASK, after the options, or pipe it on stdin.")
+        return positional, None
+    if positional is not None and not environment.stdin_isatty:
+        return positional, None
+    return printed, positional
 
 
 def _flags_given(params: dict[str, object]) -> dict[str, object]:
@@ -234,7 +256,14 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     if argv == ["--version"]:  # the fastest path: no typer, no parsing
         print(f"mini-agent {__version__}", file=environment.stdout if environment else sys.stdout)
         return
-    app(args=_optional_value(argv, "--resume", PICK), prog_name="mini-agent", obj=environment)
+    argv = _optional_value(argv, "--resume", PICK)
+    if "-p" in argv or "--print" in argv:
+        argv = print_alone(argv, _root_options)
+    app(args=argv, prog_name="mini-agent", obj=environment)
+
+
+def _root_options() -> set[str]:
+    return {name for param in typer.main.get_command(app).params for name in (*param.opts, *param.secondary_opts)}
 
 
 def run_in_process(argv: list[str], environment: Environment) -> int:

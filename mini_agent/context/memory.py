@@ -1,5 +1,5 @@
 """The user's memory file (`memory.md` in the user directory): notes kept across projects and sessions, shown to
-the model as the `user_memory` block. Saying "remember ..." or `/memory add ...` appends a note."""
+the model as the `user_memory` block. `#note`, saying "remember ..." or `/memory add ...` appends a note."""
 
 from __future__ import annotations
 
@@ -26,6 +26,15 @@ def note_from_prompt(text: str) -> str | None:
         return None
     note = " ".join(match.group("note").split())
     return None if note.endswith(("?", "？")) else note
+
+
+def note_from_hash(text: str) -> str | None:
+    """The note of a one-line `#note` / `# note` (Claude Code's shortcut), or None. Pasted Markdown (more than one
+    line), an issue number (`#123 fails`) and a shebang (`#!`) are prompts, not notes."""
+    if not text.startswith("#") or "\n" in text.strip() or text[1:2] in ("!", "#") or text[1:2].isdigit():
+        return None
+    note = " ".join(text[1:].split())
+    return note or None
 
 
 def add_note(user_dir: Path, note: str) -> Path:

@@ -17,6 +17,7 @@ from mini_agent.app.custom_commands import REPL_BUILTINS, one_shot_prompt
 from mini_agent.commands.catalog import CommandFinder, expand
 from mini_agent.commands.files import read_command, split_front_matter
 from mini_agent.commands.turn import command_turn
+from mini_agent.errors import ConfigError
 
 
 def write(path: Path, text: str) -> Path:
@@ -268,7 +269,9 @@ def test_one_shot_prompt_expands_and_carries_the_commands_settings(settings_for,
     assert [rule.text for rule in changed.rules.rules] == ["bash(make *)"]
     untrusted = settings_for(api)  # a project's allowed-tools wait for the human's trust (tests/test_planted.py)
     assert one_shot_prompt("/fix 42", untrusted, err=io.StringIO())[1].rules.rules == ()
-    assert one_shot_prompt("/nothing here", settings) == ("/nothing here", settings)
+    with pytest.raises(ConfigError, match="No command /nothing"):  # never a paid request (tests/app/test_habits.py)
+        one_shot_prompt("/nothing here", settings)
+    assert one_shot_prompt("/tmp is full", settings) == ("/tmp is full", settings)  # a path, not a name
     assert one_shot_prompt("plain", settings) == ("plain", settings)
 
 

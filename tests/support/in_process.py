@@ -43,3 +43,27 @@ def run_in_process(
     return subprocess.CompletedProcess(
         [str(BIN), *args], status, world.stdout.buffer.getvalue(), world.stderr.buffer.getvalue()
     )
+
+
+def run_repl_in_process(
+    args: list[str], typed: list[str], variables: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess:
+    """The REPL in this process: stdin said to be a terminal, the lines `typed` at its prompts (each sent with
+    Enter; `\\x03` alone is Ctrl-C at the prompt), then end of input (Ctrl-D). prompt_toolkit reads them from a
+    pipe and draws nothing; what the REPL prints is in stdout."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from mini_agent.cli.main import run_in_process as run
+
+    world = environment(b"", variables, cwd)
+    world.stdin_isatty = True
+    with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+        for line in typed:
+            keys.send_text(line + "\r")
+        keys.close()
+        status = run(list(args), world)
+    return subprocess.CompletedProcess(
+        [str(BIN), *args], status, world.stdout.buffer.getvalue(), world.stderr.buffer.getvalue()
+    )
