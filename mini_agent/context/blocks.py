@@ -57,6 +57,8 @@ class TurnInput:
     """The last tool calls, one line each, oldest first."""
     stdin: str | None = None
     """Piped input attached to this turn, already escaped and capped."""
+    session_started: float = float("inf")
+    """When the session began (epoch seconds): an instruction file changed since is not the user's word."""
 
 
 class Skip(Exception):

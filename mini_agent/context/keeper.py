@@ -8,6 +8,7 @@ when the API says the prompt is too long, or when the human asks.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -43,6 +44,8 @@ class ContextKeeper:
         self.engine, self.compactor, self.settings = engine, compactor, settings
         self.window, self.overhead = window, overhead
         self.size = ConversationSize()
+        self.started = time.time()
+        """The session's start: instruction files changed after it are shown as data (instruction_text.py)."""
         self.failures = 0
         self.trace: TurnTrace | None = None
 
@@ -71,6 +74,7 @@ class ContextKeeper:
             recent_files=recent_files,
             recent_calls=recent_calls,
             stdin=stdin,
+            session_started=self.started,
         )
         prepared = self.engine.prepare(inp, self.window())
         self.trace = prepared.trace

@@ -21,8 +21,9 @@ INSTRUCTIONS_CAP = 32 * 1024
 """Bytes of instruction-file content per turn, all files together (Codex's project_doc_max_bytes)."""
 MEMORY_CAP = 8 * 1024
 RECENT_CALLS_SHOWN = 8
-INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
-"""Per directory, the first that exists is used: CLAUDE.md only stands in for a missing AGENTS.md."""
+INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
+"""Per directory, each that exists, in this order (one that is the same file as another, or only imports it, is
+shown once); CLAUDE.local.md is the user's personal file beside the shared ones, so it comes last and wins."""
 USER_INSTRUCTIONS = "AGENTS.md"
 MEMORY_FILE = "memory.md"
 
@@ -106,35 +107,23 @@ def instruction_files(cwd: Path, user_dir: Path) -> list[Path]:
     for directory in directories:
         for name in INSTRUCTION_NAMES:
             candidate = directory / name
-            if candidate.is_file():
-                if candidate != user_file:  # a user dir inside the project is shown once, as the user's file
-                    found.append(candidate)
-                break
+            if candidate.is_file() and candidate != user_file:  # a user dir in the project: shown as the user's
+                found.append(candidate)
     return found
 
 
 def project_instructions(inp: TurnInput) -> str:
-    files = instruction_files(inp.cwd, inp.user_dir)
+    from mini_agent.context.instruction_text import instruction_text
+
+    cwd = Path(os.path.abspath(inp.cwd))
+    root = repository_root(cwd) or cwd
+    files = instruction_files(cwd, inp.user_dir)
     if not files:
-        cwd = Path(os.path.abspath(inp.cwd))
-        root = repository_root(cwd) or cwd
-        raise Skip(f"no AGENTS.md or CLAUDE.md between {root} and {cwd}, none in {inp.user_dir}")
-    user_file = Path(os.path.abspath(inp.user_dir)) / USER_INSTRUCTIONS
-    sections: list[str] = []
-    used = 0
-    for path in files:
-        body, size = capped_text(path, INSTRUCTIONS_CAP - used, INSTRUCTIONS_CAP)
-        used += size
-        if not body.strip():
-            continue  # an empty file says nothing; a header alone would only cost tokens
-        label = " (the user's global instructions, for every project)" if path == user_file else ""
-        sections.append(f"# From {path}{label}\n{body}")
-    if not sections:
+        raise Skip(f"no AGENTS.md, CLAUDE.md or CLAUDE.local.md between {root} and {cwd}, none in {inp.user_dir}")
+    text = instruction_text(files, root, inp)
+    if text is None:
         raise Skip(f"instruction files are empty: {', '.join(map(str, files))}")
-    return (
-        "Instruction files, outermost first; where they disagree, the later, more specific one wins.\n\n"
-        + "\n\n".join(sections)
-    )
+    return text
 
 
 # -- environment ------------------------------------------------------------------------------------------------
@@ -211,7 +200,7 @@ def default_sources() -> list[Source]:
             P0,
             project_instructions,
             ttl=30,
-            stale_after=frozenset({"exec"}),
+            stale_after=frozenset({"exec", "write"}),  # "write": an imported file may have any name
             watched_names=frozenset(INSTRUCTION_NAMES),
         ),
         Source("environment", P1, environment, ttl=0, inline=True),

@@ -1,0 +1,186 @@
+"""`@path` imports in instruction files, as Claude Code reads them in CLAUDE.md: which files an instruction file
+pulls in, and which it may not.
+
+An import is an `@path` in the prose (`@docs/style.md`, `@~/.config/mini-agent/rules.md`, `@/abs/path.md`), never
+inside a code span or a fenced or indented code block. A relative path is taken from the importing file's
+directory. Imports nest up to MAX_HOPS deep; each file is included once (cycles end there). A file may import only
+from where it lives: a project's file from the project, the user's own files from the user directory and the
+project. Whatever resolves (symlinks followed) outside those roots, a likely secret or credential place, a
+repository's internals, anything but a regular file, or a file over MAX_FILE_BYTES is refused with a note, never
+silently dropped. Reads never follow a symlink swapped in after the check and never wait on a FIFO.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mini_agent.context.enrich.mentions import find_mentions
+from mini_agent.safety.workspace import secret_reason, within
+
+MAX_HOPS = 5
+"""Claude Code's limit: the instruction file is hop 0, what it imports hop 1, ... hop 5 at most."""
+MAX_FILE_BYTES = 1024 * 1024
+"""A bigger file is refused outright rather than read in part: an instruction file is never that big."""
+READ_LIMIT = 64 * 1024
+"""Bytes read of one file; the 32 KiB budget of all instruction text (sources.py) cuts further."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One file of the instruction text: a top-level instruction file (hop 0) or an import."""
+
+    path: Path
+    """As found or typed, made absolute (symlinks kept), so the human recognises it."""
+    real: Path
+    text: str
+    """Decoded (invalid UTF-8 replaced), at most READ_LIMIT bytes of it, cut at a line end."""
+    hop: int
+    imported_by: Path | None
+    changed: bool
+    """Written or changed since the session started (its ctime): by a tool call, a command or anyone."""
+    left_out: int = 0
+    """Bytes not read because of READ_LIMIT."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    typed: str
+    importer: Path
+    why: str
+    top: bool = False
+    """An instruction file itself, not an import in one."""
+
+    def note(self) -> str:
+        if self.top:
+            return f"[not shown: {self.importer}: {self.why}]"
+        return f"[@{self.typed} in {self.importer} was not imported: {self.why}]"
+
+
+@dataclass(frozen=True)
+class Roots:
+    """Where files may be imported from."""
+
+    project: Path
+    """The project's root (the repository root, else the working directory), resolved."""
+    user: Path
+    """The user's mini-agent config directory, resolved."""
+
+    def allowed_for(self, real_importer: Path) -> tuple[Path, ...]:
+        """A file in the user directory may import from it and the project; any other only from the project."""
+        return (self.user, self.project) if within(real_importer, self.user) else (self.project,)
+
+
+def import_targets(text: str) -> list[str]:
+    """The `@paths` of a Markdown text outside code, as typed, each once, in order."""
+    from markdown_it import MarkdownIt  # imported by rich already; only here, so the sources stay cheap to import
+
+    lines = text.split("\n")
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type in ("fence", "code_block") and token.map:
+            start, end = token.map
+            lines[start:end] = [""] * (end - start)
+    return find_mentions("\n".join(lines))  # blanks code spans (backticks) itself
+
+
+def expand(tops: Iterable[Path], roots: Roots, session_started: float) -> tuple[list[Loaded], list[Refused]]:
+    """The top-level files, each followed by what it imports (depth first, in order), each real file once; and
+    every import refused. A top-level file is checked like an import of the directory it sits in."""
+    loaded: list[Loaded] = []
+    refused: list[Refused] = []
+    seen: set[Path] = set()
+
+    def visit(typed: str, path: Path, real: Path, hop: int, importer: Path | None) -> None:
+        seen.add(real)
+        read = _read(path, real, hop, importer, session_started)
+        if isinstance(read, str):
+            refused.append(Refused(typed, importer or path, read, top=importer is None))
+            return
+        loaded.append(read)
+        for typed in import_targets(read.text):
+            target, why = _resolve(typed, real, roots)
+            if why is None and target is not None and target[1] in seen:
+                continue  # already included: once is enough, and a cycle ends here
+            if why is None and hop + 1 > MAX_HOPS:
+                why = f"more than {MAX_HOPS} hops of imports from the instruction file"
+            if why is not None or target is None:
+                refused.append(Refused(typed, path, why or "not usable"))
+                continue
+            visit(typed, target[0], target[1], hop + 1, path)
+
+    for top in tops:
+        real = Path(os.path.realpath(top))
+        if real in seen:
+            continue  # a symlink to a file already shown, or a file an earlier one imported
+        home = roots.user if within(Path(os.path.realpath(top.parent)), roots.user) else roots.project
+        why = _refusal(real, (home,))  # a symlink out of where it was found is refused like such an import
+        if why is not None:
+            refused.append(Refused(str(top), top, why, top=True))
+            continue
+        visit(str(top), top, real, 0, None)
+    return loaded, refused
+
+
+def _resolve(typed: str, importer_real: Path, roots: Roots) -> tuple[tuple[Path, Path] | None, str | None]:
+    """(the path as written made absolute, its real path), or why it is refused."""
+    try:
+        candidate = Path(os.path.expanduser(typed))
+    except (RuntimeError, ValueError) as exc:
+        return None, f"not a usable path ({exc})"
+    if not candidate.is_absolute():
+        candidate = importer_real.parent / candidate
+    path = Path(os.path.normpath(candidate))
+    try:
+        real = Path(os.path.realpath(path))
+    except (OSError, ValueError) as exc:
+        return None, f"not a usable path ({exc})"
+    why = _refusal(real, roots.allowed_for(importer_real))
+    return ((path, real), None) if why is None else (None, why)
+
+
+def _refusal(real: Path, allowed: tuple[Path, ...]) -> str | None:
+    if not any(within(real, root) for root in allowed):
+        where = " or ".join(str(root) for root in allowed)
+        return f"it resolves to {real}, outside {where}"
+    secret = secret_reason(real)
+    if secret:
+        return f"{secret}; an instruction file never pulls a secret into the context"
+    if ".git" in real.parts:
+        return "it is inside a .git directory (the repository's internals)"
+    return None
+
+
+def _read(path: Path, real: Path, hop: int, importer: Path | None, started: float) -> Loaded | str:
+    """The file's text, or why it was not read."""
+    from mini_agent.files.exact import open_exact
+
+    try:
+        # No symlink followed (one swapped in since the check fails the open); O_NONBLOCK: a FIFO never waits.
+        fd = open_exact(real, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    with open(fd, "rb") as file:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return "it is a directory, not a file"
+        if not stat.S_ISREG(info.st_mode):
+            return "it is not a regular file (a pipe, socket or device), so it was not read"
+        if info.st_size > MAX_FILE_BYTES:
+            return f"it is {info.st_size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB an instruction file may have"
+        try:
+            data = file.read(READ_LIMIT + 1)
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror or exc})"
+    if b"\0" in data[:8192]:
+        return "it is a binary file (it contains NUL bytes)"
+    kept = data[:READ_LIMIT]
+    if len(data) > READ_LIMIT:
+        kept = kept[: kept.rfind(b"\n") + 1]
+    text = kept.decode("utf-8-sig", errors="replace")
+    absolute = Path(os.path.abspath(path))
+    return Loaded(absolute, real, text, hop, importer, info.st_ctime >= started, max(0, info.st_size - len(kept)))
