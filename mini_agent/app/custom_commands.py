@@ -24,6 +24,7 @@ REPL_BUILTINS = (
     "/undo",
     "/mcp",
     "/resume",
+    "/init",
     "/exit",
 )
 """The REPL's own commands, which a file of the same name never replaces; `-p "/name"` honours them too, so a
@@ -86,6 +87,10 @@ def one_shot_prompt(
     command's are trusted) rules."""
     if not prompt.startswith("/"):
         return prompt, settings
+    if prompt.split()[0] == "/init":  # nobody to ask: an existing AGENTS.md is improved, as the prompt says
+        from mini_agent.app.init_command import init_prompt
+
+        return init_prompt(settings.cwd), settings
     from mini_agent.commands.turn import one_shot_settings
 
     finder = finder_for(settings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from mini_agent.app.init_command import run_in_repl as init
 from mini_agent.app.slash import SlashCommands
 from mini_agent.settings import PERMISSION_MODES
 
@@ -27,6 +28,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/undo", "/undo", "restore the files the last turn changed", _undo),
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
         ("/mcp", "/mcp", "MCP servers: status, tools, errors", _mcp),
+        ("/init", "/init", "explore the project and write (or improve) its AGENTS.md", init),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)

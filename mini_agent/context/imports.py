@@ -164,7 +164,7 @@ def _read(path: Path, real: Path, hop: int, importer: Path | None, started: floa
         return "no such file"
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
-    with open(fd, "rb") as file:
+    try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             return "it is a directory, not a file"
@@ -172,10 +172,11 @@ def _read(path: Path, real: Path, hop: int, importer: Path | None, started: floa
             return "it is not a regular file (a pipe, socket or device), so it was not read"
         if info.st_size > MAX_FILE_BYTES:
             return f"it is {info.st_size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB an instruction file may have"
-        try:
-            data = file.read(READ_LIMIT + 1)
-        except OSError as exc:
-            return f"cannot be read ({exc.strerror or exc})"
+        data = os.read(fd, READ_LIMIT + 1)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
     if b"\0" in data[:8192]:
         return "it is a binary file (it contains NUL bytes)"
     kept = data[:READ_LIMIT]

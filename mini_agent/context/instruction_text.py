@@ -30,6 +30,26 @@ def instruction_files_loaded(files: list[Path], root: Path, inp: TurnInput) -> t
     return expand(files, roots, inp.session_started)
 
 
+def summary_lines(cwd: Path, user_dir: Path, started: float) -> list[str]:
+    """What /context says of the instruction files: each file shown (imports indented), each refused import."""
+    from datetime import datetime
+
+    from mini_agent.context.sources import instruction_files, repository_root
+
+    cwd = Path(os.path.abspath(cwd))
+    files = instruction_files(cwd, user_dir)
+    if not files:
+        return ["  instruction files: none (AGENTS.md, CLAUDE.md, CLAUDE.local.md; /init writes an AGENTS.md)"]
+    inp = TurnInput(text="", cwd=cwd, now=datetime.now().astimezone(), user_dir=user_dir, session_started=started)
+    loaded, refused = instruction_files_loaded(files, repository_root(cwd) or cwd, inp)
+    lines = ["  instruction files:"]
+    for part in loaded:
+        changed = " (changed during this session: shown as data)" if part.changed else ""
+        lines.append(f"    {'  ' * part.hop}{part.path}{changed}")
+    lines += [f"    {refusal.note()}" for refusal in refused]
+    return lines
+
+
 def instruction_text(files: list[Path], root: Path, inp: TurnInput) -> str | None:
     """The block's text, or None when every file is empty."""
     loaded, refused = instruction_files_loaded(files, root, inp)
