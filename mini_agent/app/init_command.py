@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from mini_agent.context.sources import repository_root
+from mini_agent.context.instruction_files import repository_root
 
 FILE = "AGENTS.md"
 OTHER_INSTRUCTIONS = (

@@ -12,6 +12,7 @@ silently dropped. Reads never follow a symlink swapped in after the check and ne
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterable
@@ -29,6 +30,11 @@ READ_LIMIT = 64 * 1024
 """Bytes read of one file; the 32 KiB budget of all instruction text (sources.py) cuts further."""
 
 
+def digest(data: bytes) -> str:
+    """What identifies a file's content (instruction_trust.py remembers the agent's writes by it)."""
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class Loaded:
     """One file of the instruction text: a top-level instruction file (hop 0) or an import."""
@@ -44,6 +50,8 @@ class Loaded:
     """Written or changed since the session started (its ctime): by a tool call, a command or anyone."""
     left_out: int = 0
     """Bytes not read because of READ_LIMIT."""
+    digest: str = ""
+    """The hash of the whole file (instruction_trust.py): what the agent wrote is recognised by it."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,8 @@ class Refused:
     why: str
     top: bool = False
     """An instruction file itself, not an import in one."""
+    target: Path | None = None
+    """The real path it resolved to, when it did (a missing file the agent may create next is watched too)."""
 
     def note(self) -> str:
         if self.top:
@@ -97,7 +107,7 @@ def expand(tops: Iterable[Path], roots: Roots, session_started: float) -> tuple[
         seen.add(real)
         read = _read(path, real, hop, importer, session_started)
         if isinstance(read, str):
-            refused.append(Refused(typed, importer or path, read, top=importer is None))
+            refused.append(Refused(typed, importer or path, read, top=importer is None, target=real))
             return
         loaded.append(read)
         for typed in import_targets(read.text):
@@ -172,7 +182,7 @@ def _read(path: Path, real: Path, hop: int, importer: Path | None, started: floa
             return "it is not a regular file (a pipe, socket or device), so it was not read"
         if info.st_size > MAX_FILE_BYTES:
             return f"it is {info.st_size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB an instruction file may have"
-        data = os.read(fd, READ_LIMIT + 1)
+        data = os.read(fd, MAX_FILE_BYTES + 1)  # all of it, for the hash
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     finally:
@@ -184,4 +194,5 @@ def _read(path: Path, real: Path, hop: int, importer: Path | None, started: floa
         kept = kept[: kept.rfind(b"\n") + 1]
     text = kept.decode("utf-8-sig", errors="replace")
     absolute = Path(os.path.abspath(path))
-    return Loaded(absolute, real, text, hop, importer, info.st_ctime >= started, max(0, info.st_size - len(kept)))
+    changed = info.st_ctime >= started
+    return Loaded(absolute, real, text, hop, importer, changed, max(0, len(data) - len(kept)), digest(data))

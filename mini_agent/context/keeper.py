@@ -75,6 +75,7 @@ class ContextKeeper:
             recent_calls=recent_calls,
             stdin=stdin,
             session_started=self.started,
+            data_dir=self.settings.data_dir,
         )
         prepared = self.engine.prepare(inp, self.window())
         self.trace = prepared.trace

@@ -16,15 +16,16 @@ from pathlib import Path
 from mini_agent.context.blocks import P0, P1, P2, Skip, Source, TurnInput
 from mini_agent.context.call_lines import FAILED
 from mini_agent.context.git_state import git_state
+from mini_agent.context.instruction_files import (  # noqa: F401  (the names tests and other modules use here)
+    INSTRUCTION_NAMES,
+    INSTRUCTIONS_CAP,
+    USER_INSTRUCTIONS,
+    instruction_files,
+    repository_root,
+)
 
-INSTRUCTIONS_CAP = 32 * 1024
-"""Bytes of instruction-file content per turn, all files together (Codex's project_doc_max_bytes)."""
 MEMORY_CAP = 8 * 1024
 RECENT_CALLS_SHOWN = 8
-INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
-"""Per directory, each that exists, in this order (one that is the same file as another, or only imports it, is
-shown once); CLAUDE.local.md is the user's personal file beside the shared ones, so it comes last and wins."""
-USER_INSTRUCTIONS = "AGENTS.md"
 MEMORY_FILE = "memory.md"
 
 
@@ -87,40 +88,15 @@ def capped_text(path: Path, limit: int, cap: int) -> tuple[str, int]:
 # -- project instructions ------------------------------------------------------------------------------------
 
 
-def repository_root(cwd: Path) -> Path | None:
-    """The nearest directory from `cwd` upwards holding a `.git` (a directory, or a file in worktrees)."""
-    for directory in (cwd, *cwd.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None
-
-
-def instruction_files(cwd: Path, user_dir: Path) -> list[Path]:
-    """The instruction files in the order they are shown: the user's global one, then root down to `cwd`."""
-    cwd = Path(os.path.abspath(cwd))  # lexical, so paths read as the user knows them (no symlink resolution)
-    root = repository_root(cwd) or cwd
-    directories = [cwd, *cwd.parents[: len(cwd.parents) - len(root.parents)]][::-1]
-    found: list[Path] = []
-    user_file = Path(os.path.abspath(user_dir)) / USER_INSTRUCTIONS
-    if user_file.is_file():
-        found.append(user_file)
-    for directory in directories:
-        for name in INSTRUCTION_NAMES:
-            candidate = directory / name
-            if candidate.is_file() and candidate != user_file:  # a user dir in the project: shown as the user's
-                found.append(candidate)
-    return found
-
-
 def project_instructions(inp: TurnInput) -> str:
     from mini_agent.context.instruction_text import instruction_text
 
     cwd = Path(os.path.abspath(inp.cwd))
-    root = repository_root(cwd) or cwd
     files = instruction_files(cwd, inp.user_dir)
     if not files:
+        root = repository_root(cwd) or cwd
         raise Skip(f"no AGENTS.md, CLAUDE.md or CLAUDE.local.md between {root} and {cwd}, none in {inp.user_dir}")
-    text = instruction_text(files, root, inp)
+    text = instruction_text(inp)
     if text is None:
         raise Skip(f"instruction files are empty: {', '.join(map(str, files))}")
     return text

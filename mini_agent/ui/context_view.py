@@ -57,7 +57,7 @@ def context_lines(agent, ascii_only: bool = False) -> list[str]:
     lines.append(memory_line(agent.settings.user_dir))
     from mini_agent.context.instruction_text import summary_lines
 
-    lines += summary_lines(agent.ctx.cwd, agent.settings.user_dir, agent.keeper.started)
+    lines += summary_lines(agent.ctx.cwd, agent.settings.user_dir, agent.keeper.started, agent.settings.data_dir)
     return lines
 
 
