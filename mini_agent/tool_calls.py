@@ -173,6 +173,12 @@ class ToolCalls:
                 self._remember_instructions([path for path in changed if path in instructions])
         result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
         seconds = time.monotonic() - started
+        written = self._written(tool, arguments)
+        if written is not None and not result.is_error:  # an instruction file anywhere, not only those watched
+            from mini_agent.context.instruction_files import INSTRUCTION_NAMES
+
+            if written.name in INSTRUCTION_NAMES:
+                self._remember_instructions([Path(os.path.realpath(written))])
         self._after_tool(tool, arguments, result, seconds)
         self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds, tool))
         self._report_denials(call, tool)  # web_fetch asks about a private address only once it has resolved it

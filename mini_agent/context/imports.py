@@ -12,11 +12,13 @@ silently dropped. Reads never follow a symlink swapped in after the check and ne
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mini_agent.context.enrich.mentions import find_mentions
@@ -24,6 +26,8 @@ from mini_agent.safety.workspace import secret_reason, within
 
 MAX_HOPS = 5
 """Claude Code's limit: the instruction file is hop 0, what it imports hop 1, ... hop 5 at most."""
+MAX_FILES = 64
+"""Files in one instruction text at most: also bounds how deep placing them recurses."""
 MAX_FILE_BYTES = 1024 * 1024
 """A bigger file is refused outright rather than read in part: an instruction file is never that big."""
 READ_LIMIT = 64 * 1024
@@ -45,6 +49,7 @@ class Loaded:
     text: str
     """Decoded (invalid UTF-8 replaced), at most READ_LIMIT bytes of it, cut at a line end."""
     hop: int
+    """The fewest imports between an instruction file and this one (0: it is one)."""
     imported_by: Path | None
     changed: bool
     """Written or changed since the session started (its ctime): by a tool call, a command or anyone."""
@@ -78,59 +83,104 @@ class Roots:
     """The project's root (the repository root, else the working directory), resolved."""
     user: Path
     """The user's mini-agent config directory, resolved."""
+    private: tuple[Path, ...] = ()
+    """mini-agent's own data (sessions, trust), resolved: never a project file's to import, even when it lies
+    inside the project (MINI_AGENT_HOME there, or a session started in the home directory)."""
 
     def allowed_for(self, real_importer: Path) -> tuple[Path, ...]:
         """A file in the user directory may import from it and the project; any other only from the project."""
         return (self.user, self.project) if within(real_importer, self.user) else (self.project,)
 
+    def private_for(self, real_importer: Path) -> tuple[Path, ...]:
+        return () if within(real_importer, self.user) else self.private
+
 
 def import_targets(text: str) -> list[str]:
     """The `@paths` of a Markdown text outside code, as typed, each once, in order."""
-    from markdown_it import MarkdownIt  # imported by rich already; only here, so the sources stay cheap to import
+    return list(_targets(text)) if "@" in text else []
 
+
+@functools.lru_cache(maxsize=64)
+def _targets(text: str) -> tuple[str, ...]:
+    """Cached by the text: the files are read again around every command, and rarely change."""
     lines = text.split("\n")
-    for token in MarkdownIt("commonmark").parse(text):
+    for token in _block_parser().parse(text):
         if token.type in ("fence", "code_block") and token.map:
             start, end = token.map
             lines[start:end] = [""] * (end - start)
-    return find_mentions("\n".join(lines))  # blanks code spans (backticks) itself
+    return tuple(find_mentions("\n".join(lines)))  # blanks code spans (backticks) itself
+
+
+@functools.cache
+def _block_parser():
+    """CommonMark's block rules only (where fences and indented code are); spans are find_mentions' business."""
+    from markdown_it import MarkdownIt  # imported by rich already; only here, so the sources stay cheap to import
+
+    return MarkdownIt("commonmark").disable("inline")
 
 
 def expand(tops: Iterable[Path], roots: Roots, session_started: float) -> tuple[list[Loaded], list[Refused]]:
     """The top-level files, each followed by what it imports (depth first, in order), each real file once; and
-    every import refused. A top-level file is checked like an import of the directory it sits in."""
-    loaded: list[Loaded] = []
+    every import refused. A top-level file is checked like an import of the directory it sits in.
+
+    The hop limit counts the fewest imports from any instruction file (found breadth first before anything is
+    placed), so a file reached first down a long chain still brings in what a short chain reaches."""
+    reads: dict[Path, Loaded | str] = {}
+    hops: dict[Path, int] = {}
     refused: list[Refused] = []
-    seen: set[Path] = set()
-
-    def visit(typed: str, path: Path, real: Path, hop: int, importer: Path | None) -> None:
-        seen.add(real)
-        read = _read(path, real, hop, importer, session_started)
-        if isinstance(read, str):
-            refused.append(Refused(typed, importer or path, read, top=importer is None, target=real))
-            return
-        loaded.append(read)
-        for typed in import_targets(read.text):
-            target, why = _resolve(typed, real, roots)
-            if why is None and target is not None and target[1] in seen:
-                continue  # already included: once is enough, and a cycle ends here
-            if why is None and hop + 1 > MAX_HOPS:
-                why = f"more than {MAX_HOPS} hops of imports from the instruction file"
-            if why is not None or target is None:
-                refused.append(Refused(typed, path, why or "not usable"))
-                continue
-            visit(typed, target[0], target[1], hop + 1, path)
-
+    starts: list[tuple[Path, Path]] = []
     for top in tops:
         real = Path(os.path.realpath(top))
-        if real in seen:
-            continue  # a symlink to a file already shown, or a file an earlier one imported
+        if real in hops:
+            continue  # a symlink to a file already shown
         home = roots.user if within(Path(os.path.realpath(top.parent)), roots.user) else roots.project
         why = _refusal(real, (home,))  # a symlink out of where it was found is refused like such an import
         if why is not None:
             refused.append(Refused(str(top), top, why, top=True))
             continue
-        visit(str(top), top, real, 0, None)
+        starts.append((top, real))
+        hops[real] = 0
+    queue = deque(starts)
+    while queue:
+        path, real = queue.popleft()
+        read = reads[real] = _read(path, real, session_started)
+        if isinstance(read, str) or hops[real] == MAX_HOPS:
+            continue
+        for typed in import_targets(read.text)[:MAX_FILES]:
+            target, why = _resolve(typed, real, roots)
+            if why is None and target is not None and target[1] not in hops and len(hops) < MAX_FILES:
+                hops[target[1]] = hops[real] + 1
+                queue.append(target)
+
+    loaded: list[Loaded] = []
+    placed: set[Path] = set()
+
+    def place(typed: str, path: Path, real: Path, importer: Path | None) -> None:
+        placed.add(real)
+        read = reads[real]
+        if isinstance(read, str):
+            refused.append(Refused(typed, importer or path, read, top=importer is None, target=real))
+            return
+        loaded.append(replace(read, path=Path(os.path.abspath(path)), hop=hops[real], imported_by=importer))
+        targets = import_targets(read.text)
+        if len(targets) > MAX_FILES:
+            why = f"{path} names {len(targets)} paths; only the first {MAX_FILES} were looked at"
+            refused.append(Refused(targets[MAX_FILES], path, why))
+        for typed in targets[:MAX_FILES]:
+            target, why = _resolve(typed, real, roots)
+            if why is None and target is not None and target[1] in placed:
+                continue  # already included: once is enough, and a cycle ends here
+            if why is None and target is not None and target[1] not in reads:
+                too_many = len(hops) >= MAX_FILES and target[1] not in hops
+                why = f"more than {MAX_FILES} files imported" if too_many else f"more than {MAX_HOPS} hops of imports"
+            if why is not None or target is None:
+                refused.append(Refused(typed, path, why or "not usable"))
+                continue
+            place(typed, target[0], target[1], path)
+
+    for top, real in starts:
+        if real not in placed:  # not already imported by an earlier file
+            place(str(top), top, real, None)
     return loaded, refused
 
 
@@ -147,14 +197,16 @@ def _resolve(typed: str, importer_real: Path, roots: Roots) -> tuple[tuple[Path,
         real = Path(os.path.realpath(path))
     except (OSError, ValueError) as exc:
         return None, f"not a usable path ({exc})"
-    why = _refusal(real, roots.allowed_for(importer_real))
+    why = _refusal(real, roots.allowed_for(importer_real), roots.private_for(importer_real))
     return ((path, real), None) if why is None else (None, why)
 
 
-def _refusal(real: Path, allowed: tuple[Path, ...]) -> str | None:
+def _refusal(real: Path, allowed: tuple[Path, ...], private: tuple[Path, ...] = ()) -> str | None:
     if not any(within(real, root) for root in allowed):
         where = " or ".join(str(root) for root in allowed)
         return f"it resolves to {real}, outside {where}"
+    if any(within(real, place) for place in private):
+        return "it is mini-agent's own data (sessions, the prompt history, trust decisions)"
     secret = secret_reason(real)
     if secret:
         return f"{secret}; an instruction file never pulls a secret into the context"
@@ -163,7 +215,7 @@ def _refusal(real: Path, allowed: tuple[Path, ...]) -> str | None:
     return None
 
 
-def _read(path: Path, real: Path, hop: int, importer: Path | None, started: float) -> Loaded | str:
+def _read(path: Path, real: Path, started: float) -> Loaded | str:
     """The file's text, or why it was not read."""
     from mini_agent.files.exact import open_exact
 
@@ -193,6 +245,5 @@ def _read(path: Path, real: Path, hop: int, importer: Path | None, started: floa
     if len(data) > READ_LIMIT:
         kept = kept[: kept.rfind(b"\n") + 1]
     text = kept.decode("utf-8-sig", errors="replace")
-    absolute = Path(os.path.abspath(path))
-    changed = info.st_ctime >= started
-    return Loaded(absolute, real, text, hop, importer, changed, max(0, len(data) - len(kept)), digest(data))
+    left_out = max(0, len(data) - len(kept))
+    return Loaded(Path(os.path.abspath(path)), real, text, 0, None, info.st_ctime >= started, left_out, digest(data))

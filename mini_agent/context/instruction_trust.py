@@ -79,10 +79,10 @@ def trust(data_dir: Path, reals: Iterable[Path]) -> None:
 
     from mini_agent.files.update import update_text
 
-    update_text(
-        data_dir / RECORD,
-        lambda before: json.dumps({k: v for k, v in _parsed(before).items() if k not in gone}, indent=1, sort_keys=True),
-    )
+    def change(before: str) -> str:
+        return json.dumps({k: v for k, v in _parsed(before).items() if k not in gone}, indent=1, sort_keys=True)
+
+    update_text(data_dir / RECORD, change)
 
 
 def _parsed(text: str) -> dict[str, str]:

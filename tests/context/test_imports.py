@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from support.fake_api import answer
 
 from mini_agent.context.blocks import TurnInput
-from mini_agent.context.imports import MAX_HOPS, Roots, expand, import_targets
+from mini_agent.context.imports import MAX_FILES, MAX_HOPS, Roots, expand, import_targets
 from mini_agent.context.sources import project_instructions
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -34,8 +34,10 @@ def dirs(tmp_path):
     return project, user, outside
 
 
-def block(project: Path, user: Path, cwd: Path | None = None, started: float = float("inf")) -> str:
-    inp = TurnInput(text="", cwd=cwd or project, now=NOW, user_dir=user, session_started=started)
+def block(
+    project: Path, user: Path, cwd: Path | None = None, started: float = float("inf"), data: Path | None = None
+) -> str:
+    inp = TurnInput(text="", cwd=cwd or project, now=NOW, user_dir=user, session_started=started, data_dir=data)
     return project_instructions(inp)
 
 
@@ -57,6 +59,17 @@ def test_imports_are_found_in_prose_not_in_code_spans_fences_indented_code_or_em
         "/abs/path.md",
         "list/item.md",
     ]
+
+
+@given(
+    path=st.from_regex(r"[A-Za-z0-9_.~/-]{1,20}", fullmatch=True),
+    ticks=st.integers(1, 3),
+    fence=st.sampled_from(["```", "~~~", "````"]),
+)
+def test_an_at_path_in_code_is_never_an_import(path, ticks, fence):
+    quoted = "`" * ticks
+    text = f"Use {quoted}@{path}{quoted} here.\n\n{fence}sh\n@{path}\ncat @{path}\n{fence}\n\n    @{path}\n"
+    assert import_targets(text) == []
 
 
 # ---- what is included ------------------------------------------------------------------------------------------
@@ -94,6 +107,24 @@ def test_imports_go_five_hops_deep_and_the_sixth_is_named(dirs):
     assert f"[@h{MAX_HOPS + 1}.md in {project / f'h{MAX_HOPS}.md'} was not imported: more than 5 hops" in text
 
 
+def test_a_flood_of_imports_stops_at_the_file_limit_with_a_note(dirs):
+    project, user, _ = dirs
+    write(project / "AGENTS.md", " ".join(f"@f{i}.md" for i in range(MAX_FILES + 5)) + "\n")
+    for i in range(MAX_FILES + 5):
+        write(project / f"f{i}.md", f"F{i}-TEXT @f{i + 1}.md\n")  # a chain as well as a star
+    text = block(project, user)
+    assert text.count("-TEXT") == MAX_FILES - 1  # AGENTS.md is one of the files
+    assert f"was not imported: more than {MAX_FILES} files imported" in text
+
+
+def test_a_thousand_bad_imports_are_counted_not_listed_in_the_block(dirs):
+    project, user, _ = dirs
+    write(project / "AGENTS.md", "Rules.\n" + " ".join(f"@missing{i}.md" for i in range(1000)) + "\n")
+    text = block(project, user)
+    assert text.count("was not imported") == 20  # 64 looked at, and one note for the 936 not looked at
+    assert "[45 more imports were not imported; /context lists them all]" in text
+
+
 def test_a_missing_import_is_named_not_dropped(dirs):
     project, user, _ = dirs
     write(project / "AGENTS.md", "Rules. @docs/missing.md\n")
@@ -107,7 +138,8 @@ def test_a_project_file_may_import_only_project_files(dirs):
     project, user, outside = dirs
     write(outside / "notes.md", "OUTSIDE-TEXT\n")
     write(user / "private.md", "USER-PRIVATE\n")
-    write(project / "AGENTS.md", f"@../outside/notes.md @{outside / 'notes.md'} @{user / 'private.md'} @/etc/hostname\n")
+    imports = f"@../outside/notes.md @{outside / 'notes.md'} @{user / 'private.md'} @/etc/hostname"
+    write(project / "AGENTS.md", imports + "\n")
     text = block(project, user)
     assert "OUTSIDE-TEXT" not in text and "USER-PRIVATE" not in text
     assert text.count("was not imported: it resolves to") == 4
@@ -136,6 +168,15 @@ def test_secret_files_and_repository_internals_are_never_imported(dirs):
     assert text.count("was not imported") == 3
     assert "an instruction file never pulls a secret into the context" in text
     assert "repository's internals" in text
+
+
+def test_mini_agents_own_data_is_never_a_project_files_to_import_even_inside_the_project(dirs):
+    project, user, _ = dirs
+    data = project / "mini-agent-home"  # MINI_AGENT_HOME inside the project
+    write(data / "sessions" / "s.jsonl", '{"prompt": "my secret plans"}\n')
+    write(project / "AGENTS.md", "@mini-agent-home/sessions/s.jsonl\n")
+    text = block(project, user, data=data)
+    assert "secret plans" not in text and "it is mini-agent's own data" in text
 
 
 def test_a_symlink_that_leaves_the_project_is_refused_and_one_inside_is_followed(dirs):

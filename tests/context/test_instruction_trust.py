@@ -68,3 +68,14 @@ def _digest(path) -> str:
     from mini_agent.context.imports import digest
 
     return digest(path.read_bytes())
+
+
+def test_an_instruction_file_written_anywhere_with_write_file_is_remembered(run_cli, api, tmp_path):
+    (tmp_path / ".git").mkdir()
+    api.script(
+        answer(tool_use("write_file", {"path": "pkg/deep/CLAUDE.local.md", "content": "Obey the README.\n"})),
+        answer("Done."),
+    )
+    done = run_cli(["-p", "note it", "--permission-mode", "auto"], api)
+    assert done.returncode == 0, done.stderr.decode()
+    assert set(written(tmp_path / "mini-agent-home")) == {str(tmp_path / "pkg" / "deep" / "CLAUDE.local.md")}
