@@ -90,7 +90,7 @@ def one_shot_prompt(
     if prompt.split()[0] == "/init":  # nobody to ask: an existing AGENTS.md is improved, as the prompt says
         from mini_agent.app.init_command import init_prompt
 
-        return init_prompt(settings.cwd), settings
+        return init_prompt(settings.cwd, prompt[len("/init") :]), settings
     from mini_agent.commands.turn import one_shot_settings
 
     finder = finder_for(settings)

@@ -65,20 +65,21 @@ def target(cwd: str | Path) -> Path:
     return (repository_root(here) or here) / FILE
 
 
-def init_prompt(cwd: str | Path) -> str:
-    """The prompt /init sends for the project around `cwd`."""
+def init_prompt(cwd: str | Path, wishes: str = "") -> str:
+    """The prompt /init sends for the project around `cwd`; `wishes`: what the user typed after /init."""
     path = target(cwd)
     root = path.parent
     present = [name for name in OTHER_INSTRUCTIONS if (root / name.rstrip("/")).exists()]
     others = f", and the other tools' instruction files here: {', '.join(present)} (carry their rules over)"
     exists = path.exists()
-    return WHAT.format(
+    prompt = WHAT.format(
         task="improve" if exists else "write",
         path=path,
         others=others if present else ", and any other agent instruction files (.cursor/rules/, "
         ".github/copilot-instructions.md, CLAUDE.md)",
         write=IMPROVE if exists else NEW,
     )
+    return f"{prompt}\n\nThe user adds: {wishes.strip()}" if wishes.strip() else prompt
 
 
 def overwrite_question(cwd: str | Path) -> str | None:
@@ -94,7 +95,7 @@ def run_in_repl(repl, argument: str, ask: Callable[[str], bool] | None = None) -
     if question is not None and not (ask or _ask_on_terminal)(question):
         repl.console.print(f"[dim]{FILE} left as it is; nothing was sent.[/]")
         return
-    repl._turn(init_prompt(cwd))
+    repl._turn(init_prompt(cwd, argument))
 
 
 def _ask_on_terminal(question: str) -> bool:

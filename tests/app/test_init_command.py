@@ -36,6 +36,11 @@ def test_the_other_tools_instruction_files_present_are_named_to_carry_over(tmp_p
     assert "here: CLAUDE.md, .cursor/rules/, .github/copilot-instructions.md (carry their rules over)" in prompt
 
 
+def test_what_follows_init_is_passed_on(tmp_path):
+    assert init_prompt(tmp_path, "  focus on the tests ").endswith("\n\nThe user adds: focus on the tests")
+    assert "The user adds" not in init_prompt(tmp_path, "  ")
+
+
 def test_an_existing_agents_md_is_asked_about_and_improved_not_replaced(tmp_path):
     assert overwrite_question(tmp_path) is None
     write(tmp_path / "AGENTS.md", "# AGENTS.md\nRun make.\n")
