@@ -192,8 +192,13 @@ class ToolCalls:
         """Instruction text this call wrote is data, not orders, until the human trusts it (every session)."""
         if written:
             from mini_agent.context.instruction_trust import remember_files
+            from mini_agent.errors import MiniAgentError
 
-            remember_files(self.agent.gate.settings.data_dir, written)
+            try:
+                remember_files(self.agent.gate.settings.data_dir, written)
+            except (OSError, MiniAgentError) as exc:  # the call itself went fine: say what could not be kept
+                names = ", ".join(map(str, written))
+                self.agent.emit(Notice(f"Could not remember that {names} changed ({exc}): check it yourself."))
 
     def _watch(self) -> PlantedWatch:
         if self._planted is None:

@@ -70,14 +70,13 @@ def init_prompt(cwd: str | Path, wishes: str = "") -> str:
     path = target(cwd)
     root = path.parent
     present = [name for name in OTHER_INSTRUCTIONS if (root / name.rstrip("/")).exists()]
-    others = f", and the other tools' instruction files here: {', '.join(present)} (carry their rules over)"
+    if present:
+        others = f", and the other tools' instruction files here: {', '.join(present)} (carry their rules over)"
+    else:
+        others = ", and any other agent instruction files (.cursor/rules/, .github/copilot-instructions.md, CLAUDE.md)"
     exists = path.exists()
     prompt = WHAT.format(
-        task="improve" if exists else "write",
-        path=path,
-        others=others if present else ", and any other agent instruction files (.cursor/rules/, "
-        ".github/copilot-instructions.md, CLAUDE.md)",
-        write=IMPROVE if exists else NEW,
+        task="improve" if exists else "write", path=path, others=others, write=IMPROVE if exists else NEW
     )
     return f"{prompt}\n\nThe user adds: {wishes.strip()}" if wishes.strip() else prompt
 

@@ -16,8 +16,8 @@ import functools
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 

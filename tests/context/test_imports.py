@@ -4,7 +4,7 @@ CLAUDE.local.md), on real files, symlinks and FIFOs in tmp_path; what the loopba
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from mini_agent.context.blocks import TurnInput
 from mini_agent.context.imports import MAX_FILES, MAX_HOPS, Roots, expand, import_targets
 from mini_agent.context.sources import project_instructions
 
-NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def write(path: Path, text: str) -> Path:
