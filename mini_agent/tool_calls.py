@@ -155,7 +155,8 @@ class ToolCalls:
             self.agent.before_change()
         self.agent.emit(ToolStarted(call["id"], tool.name, arguments, tool))
         watch = self._watch() if tool.risk in ("write", "exec") else None
-        seen = watch.look() if watch else {}
+        instructions = self._instruction_files() if watch else []
+        seen = watch.look(instructions) if watch else {}
         started = time.monotonic()
         try:
             result = self._execute(tool, arguments, confinement)
@@ -164,13 +165,40 @@ class ToolCalls:
             raise
         finally:
             if watch:  # the human hears of it on the terminal, not only the model in the result
-                for text in watch.notices(seen):
+                from mini_agent.safety.planted import notices
+
+                changed = watch.changed(seen)
+                for text in notices(changed):
                     self.agent.emit(Notice(text))
+                self._remember_instructions([path for path in changed if path in instructions])
         result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
         seconds = time.monotonic() - started
+        written = self._written(tool, arguments)
+        if written is not None and not result.is_error:  # an instruction file anywhere, not only those watched
+            from mini_agent.context.instruction_files import INSTRUCTION_NAMES
+
+            if written.name in INSTRUCTION_NAMES:
+                self._remember_instructions([Path(os.path.realpath(written))])
         self._after_tool(tool, arguments, result, seconds)
         self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds, tool))
         self._report_denials(call, tool)  # web_fetch asks about a private address only once it has resolved it
+
+    def _instruction_files(self) -> list[Path]:
+        from mini_agent.context.instruction_text import watched_paths
+
+        return watched_paths(Path(self.agent.ctx.cwd), self.agent.gate.settings.user_dir)
+
+    def _remember_instructions(self, written: list[Path]) -> None:
+        """Instruction text this call wrote is data, not orders, until the human trusts it (every session)."""
+        if written:
+            from mini_agent.context.instruction_trust import remember_files
+            from mini_agent.errors import MiniAgentError
+
+            try:
+                remember_files(self.agent.gate.settings.data_dir, written)
+            except (OSError, MiniAgentError) as exc:  # the call itself went fine: say what could not be kept
+                names = ", ".join(map(str, written))
+                self.agent.emit(Notice(f"Could not remember that {names} changed ({exc}): check it yourself."))
 
     def _watch(self) -> PlantedWatch:
         if self._planted is None:

@@ -31,6 +31,7 @@ REPL_BUILTINS = (
     "/resume",
     "/rewind",
     "/fork",
+    "/init",
     "/exit",
     "/status",
     "/config",
@@ -44,6 +45,10 @@ command means the same in both. tests/test_custom_commands.py checks this agains
 
 COMMAND_NAME = re.compile(r"/[A-Za-z][\w.:-]*")
 """What a command's name looks like (`/review`, `/frontend:build`); `/etc/hosts` is no name."""
+
+
+ONE_SHOT_BUILTINS = ("/init",)
+"""Built-in commands `-p` runs too (one_shot_prompt); the REPL's others are usage errors there."""
 
 
 def finder_for(settings: Settings, reserved: Iterable[str] = REPL_BUILTINS) -> CommandFinder:
@@ -106,6 +111,10 @@ def one_shot_prompt(
     command's are trusted) rules."""
     if not prompt.startswith("/"):
         return prompt, settings
+    if prompt.split()[0] == "/init":  # nobody to ask: an existing AGENTS.md is improved, as the prompt says
+        from mini_agent.app.init_command import init_prompt
+
+        return init_prompt(settings.cwd, prompt[len("/init") :]), settings
     from mini_agent.commands.turn import one_shot_settings
 
     finder = finder_for(settings)
@@ -123,7 +132,10 @@ def one_shot_prompt(
 
 
 def refuse_unless_a_command(prompt: str, settings: Settings) -> None:
-    """`-p "/name ..."`: a usage error unless a command file has that name (or the word is a path on disk)."""
+    """`-p "/name ..."`: a usage error unless a command file has that name (or the word is a path on disk), or
+    it is a built-in that means something in one run (`/init`)."""
+    if prompt.split()[0] in ONE_SHOT_BUILTINS:
+        return
     finder = finder_for(settings)
     if finder.find(prompt) is None:
         refuse_unknown(prompt.split()[0], finder, settings.cwd)

@@ -82,6 +82,9 @@ def launch(
         from mini_agent.app import rules_setup
 
         settings = rules_setup.prepare(settings, can_ask, environment.stderr)
+    from mini_agent.app import instructions_setup
+
+    instructions_setup.prepare(settings, can_ask, environment.stderr)  # what the agent wrote into AGENTS.md & co.
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.app.custom_commands import one_shot_prompt
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from mini_agent.app.effort_command import effort_command
+from mini_agent.app.init_command import run_in_repl as init
 from mini_agent.app.rewind_command import fork_command, rewind_command
 from mini_agent.app.slash import SlashCommands
 from mini_agent.app.status_commands import config, doctor, permissions, status
@@ -38,6 +39,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/permissions", "/permissions", "the permission mode, rules and protections", permissions),
         ("/doctor", "/doctor", "check the key, the endpoint, the sandbox and the MCP servers", doctor),
         ("/quit", "/quit", "leave (same as /exit)", lambda repl, argument: True),
+        ("/init", "/init", "explore the project and write (or improve) its AGENTS.md", init),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)

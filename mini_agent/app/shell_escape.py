@@ -13,7 +13,6 @@ changed files is undone by the next /undo.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 
 from mini_agent.app.lifecycle import SHELL
@@ -74,7 +73,7 @@ def user_shell(env: dict[str, str]) -> str:
     shell = env.get("SHELL", "")
     if os.path.isabs(shell) and os.access(shell, os.X_OK):
         return shell
-    return shutil.which("bash") or "/bin/sh"
+    return next((path for path in ("/bin/bash", "/usr/bin/bash") if os.access(path, os.X_OK)), "/bin/sh")
 
 
 def _text(output: BoundedOutput) -> str:

@@ -59,6 +59,10 @@ class TurnInput:
     """Piped input attached to this turn, already escaped and capped."""
     attached: frozenset[str] = frozenset()
     """The `@` mentions attached as images (context/images.py): the mentions enricher leaves them out."""
+    session_started: float = float("inf")
+    """When the session began (epoch seconds): an instruction file changed since is not the user's word."""
+    data_dir: Path | None = None
+    """Where what the agent wrote into instruction files is remembered (context/instruction_trust.py)."""
 
 
 class Skip(Exception):

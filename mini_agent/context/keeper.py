@@ -8,6 +8,7 @@ when the API says the prompt is too long, or when the human asks.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -49,6 +50,8 @@ class ContextKeeper:
         self.images = images
         self.window, self.overhead = window, overhead
         self.size = ConversationSize()
+        self.started = time.time()
+        """The session's start: instruction files changed after it are shown as data (instruction_text.py)."""
         self.failures = 0
         self.trace: TurnTrace | None = None
 
@@ -83,6 +86,8 @@ class ContextKeeper:
             recent_calls=recent_calls,
             stdin=stdin,
             attached=frozenset(image.label for image in attached),
+            session_started=self.started,
+            data_dir=self.settings.data_dir,
         )
         prepared = self.engine.prepare(inp, self.window())
         self.trace = prepared.trace

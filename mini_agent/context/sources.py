@@ -16,14 +16,16 @@ from pathlib import Path
 from mini_agent.context.blocks import P0, P1, P2, Skip, Source, TurnInput
 from mini_agent.context.call_lines import FAILED
 from mini_agent.context.git_state import git_state
+from mini_agent.context.instruction_files import (  # noqa: F401  (the names tests and other modules use here)
+    INSTRUCTION_NAMES,
+    INSTRUCTIONS_CAP,
+    USER_INSTRUCTIONS,
+    instruction_files,
+    repository_root,
+)
 
-INSTRUCTIONS_CAP = 32 * 1024
-"""Bytes of instruction-file content per turn, all files together (Codex's project_doc_max_bytes)."""
 MEMORY_CAP = 8 * 1024
 RECENT_CALLS_SHOWN = 8
-INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
-"""Per directory, the first that exists is used: CLAUDE.md only stands in for a missing AGENTS.md."""
-USER_INSTRUCTIONS = "AGENTS.md"
 MEMORY_FILE = "memory.md"
 
 
@@ -86,55 +88,18 @@ def capped_text(path: Path, limit: int, cap: int) -> tuple[str, int]:
 # -- project instructions ------------------------------------------------------------------------------------
 
 
-def repository_root(cwd: Path) -> Path | None:
-    """The nearest directory from `cwd` upwards holding a `.git` (a directory, or a file in worktrees)."""
-    for directory in (cwd, *cwd.parents):
-        if (directory / ".git").exists():
-            return directory
-    return None
-
-
-def instruction_files(cwd: Path, user_dir: Path) -> list[Path]:
-    """The instruction files in the order they are shown: the user's global one, then root down to `cwd`."""
-    cwd = Path(os.path.abspath(cwd))  # lexical, so paths read as the user knows them (no symlink resolution)
-    root = repository_root(cwd) or cwd
-    directories = [cwd, *cwd.parents[: len(cwd.parents) - len(root.parents)]][::-1]
-    found: list[Path] = []
-    user_file = Path(os.path.abspath(user_dir)) / USER_INSTRUCTIONS
-    if user_file.is_file():
-        found.append(user_file)
-    for directory in directories:
-        for name in INSTRUCTION_NAMES:
-            candidate = directory / name
-            if candidate.is_file():
-                if candidate != user_file:  # a user dir inside the project is shown once, as the user's file
-                    found.append(candidate)
-                break
-    return found
-
-
 def project_instructions(inp: TurnInput) -> str:
-    files = instruction_files(inp.cwd, inp.user_dir)
+    from mini_agent.context.instruction_text import instruction_text
+
+    cwd = Path(os.path.abspath(inp.cwd))
+    files = instruction_files(cwd, inp.user_dir)
     if not files:
-        cwd = Path(os.path.abspath(inp.cwd))
         root = repository_root(cwd) or cwd
-        raise Skip(f"no AGENTS.md or CLAUDE.md between {root} and {cwd}, none in {inp.user_dir}")
-    user_file = Path(os.path.abspath(inp.user_dir)) / USER_INSTRUCTIONS
-    sections: list[str] = []
-    used = 0
-    for path in files:
-        body, size = capped_text(path, INSTRUCTIONS_CAP - used, INSTRUCTIONS_CAP)
-        used += size
-        if not body.strip():
-            continue  # an empty file says nothing; a header alone would only cost tokens
-        label = " (the user's global instructions, for every project)" if path == user_file else ""
-        sections.append(f"# From {path}{label}\n{body}")
-    if not sections:
+        raise Skip(f"no AGENTS.md, CLAUDE.md or CLAUDE.local.md between {root} and {cwd}, none in {inp.user_dir}")
+    text = instruction_text(inp)
+    if text is None:
         raise Skip(f"instruction files are empty: {', '.join(map(str, files))}")
-    return (
-        "Instruction files, outermost first; where they disagree, the later, more specific one wins.\n\n"
-        + "\n\n".join(sections)
-    )
+    return text
 
 
 # -- environment ------------------------------------------------------------------------------------------------
@@ -211,7 +176,7 @@ def default_sources() -> list[Source]:
             P0,
             project_instructions,
             ttl=30,
-            stale_after=frozenset({"exec"}),
+            stale_after=frozenset({"exec", "write"}),  # "write": an imported file may have any name
             watched_names=frozenset(INSTRUCTION_NAMES),
         ),
         Source("environment", P1, environment, ttl=0, inline=True),

@@ -9,6 +9,7 @@ terminal."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from mini_agent.safety.agent_files import AGENT_FILES
@@ -27,13 +28,17 @@ class PlantedWatch:
         self.places = [(directory / name, depth) for directory in project_dirs(root) for name, depth in PROJECT_PLACES]
         self.installed = watched()
 
-    def look(self) -> dict[Path, Fingerprint]:
+    def look(self, files: Iterable[Path] = ()) -> dict[Path, Fingerprint]:
+        """`files`: more files to watch this time (the instruction files and what they import, which change)."""
         seen = {path: look(path, depth) for path, depth in self.places}
         seen.update((directory, startup_state(directory)) for directory in self.installed)
+        seen.update((path, look(path, 0)) for path in files)
         return seen
 
     def changed(self, before: dict[Path, Fingerprint]) -> list[Path]:
-        now = self.look()
+        """What differs from `before`, looking at the same places (and files) it holds."""
+        extra = [path for path in before if not any(path == place for place, _ in self.places)]
+        now = self.look(path for path in extra if path not in self.installed)
         return [path for path, seen in now.items() if before.get(path) != seen]
 
     def notices(self, before: dict[Path, Fingerprint]) -> list[str]:

@@ -58,6 +58,9 @@ def context_lines(agent, ascii_only: bool = False) -> list[str]:
     if measured is not None:
         lines.append(f"  (the last reply's usage put the conversation at {measured:,} tokens)")
     lines.append(memory_line(agent.settings.user_dir))
+    from mini_agent.context.instruction_text import summary_lines
+
+    lines += summary_lines(agent.ctx.cwd, agent.settings.user_dir, agent.keeper.started, agent.settings.data_dir)
     return lines
 
 

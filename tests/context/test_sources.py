@@ -83,10 +83,11 @@ def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 # -- project instructions -------------------------------------------------------------------------------------
 
 
-def test_instructions_from_root_down_to_cwd_with_claude_md_only_where_agents_md_is_missing(tmp_path, home):
+def test_instructions_from_root_down_to_cwd_agents_claude_and_local_each_directory(tmp_path, home):
     repo = new_repo(tmp_path / "repo")
     write(repo / "AGENTS.md", "root rules\n")
-    write(repo / "CLAUDE.md", "never shown: AGENTS.md exists here\n")
+    write(repo / "CLAUDE.md", "claude rules beside AGENTS.md\n")
+    write(repo / "CLAUDE.local.md", "my personal rules\n")
     write(repo / "pkg" / "CLAUDE.md", "pkg rules from CLAUDE.md\n")
     write(repo / "pkg" / "deep" / "AGENTS.md", "deep rules\n")
     write(home / "AGENTS.md", "global rules\n")
@@ -95,15 +96,18 @@ def test_instructions_from_root_down_to_cwd_with_claude_md_only_where_agents_md_
     assert instruction_files(cwd, home) == [
         home / "AGENTS.md",
         repo / "AGENTS.md",
+        repo / "CLAUDE.md",
+        repo / "CLAUDE.local.md",
         repo / "pkg" / "CLAUDE.md",
         repo / "pkg" / "deep" / "AGENTS.md",
     ]
     text = project_instructions(turn(cwd, home))
-    assert "never shown" not in text
     assert text == (
         "Instruction files, outermost first; where they disagree, the later, more specific one wins.\n\n"
         f"# From {home / 'AGENTS.md'} (the user's global instructions, for every project)\nglobal rules\n\n"
         f"# From {repo / 'AGENTS.md'}\nroot rules\n\n"
+        f"# From {repo / 'CLAUDE.md'}\nclaude rules beside AGENTS.md\n\n"
+        f"# From {repo / 'CLAUDE.local.md'}\nmy personal rules\n\n"
         f"# From {repo / 'pkg' / 'CLAUDE.md'}\npkg rules from CLAUDE.md\n\n"
         f"# From {repo / 'pkg' / 'deep' / 'AGENTS.md'}\ndeep rules"
     )
@@ -141,7 +145,9 @@ def test_no_instruction_files_skips_with_where_it_looked(tmp_path, home):
     (repo / "sub").mkdir()
     with pytest.raises(Skip) as skip:
         project_instructions(turn(repo / "sub", home))
-    assert str(skip.value) == f"no AGENTS.md or CLAUDE.md between {repo} and {repo / 'sub'}, none in {home}"
+    assert str(skip.value) == (
+        f"no AGENTS.md, CLAUDE.md or CLAUDE.local.md between {repo} and {repo / 'sub'}, none in {home}"
+    )
 
 
 def test_empty_instruction_files_are_left_out(tmp_path, home):
@@ -183,7 +189,7 @@ def test_invalid_utf8_is_replaced_and_binary_files_are_skipped_with_a_note(tmp_p
     write(repo / "sub" / "deep" / "CLAUDE.md", "deep rules\n")
     text = project_instructions(turn(repo / "sub" / "deep", home))
     assert "caf\ufffd rules\nsecond line" in text
-    assert f"[not shown: {repo / 'sub' / 'AGENTS.md'} is a binary file (it contains NUL bytes)]" in text
+    assert f"[not shown: {repo / 'sub' / 'AGENTS.md'}: it is a binary file (it contains NUL bytes)]" in text
     assert "IHDR" not in text
     assert "deep rules" in text
 
@@ -429,8 +435,9 @@ def test_default_sources_order_and_settings():
         ("recent_activity", P2, 0, True),
     ]
     assert sources[3].stale_after == frozenset({"write", "exec"})
-    assert sources[1].stale_after == sources[4].stale_after == frozenset({"exec"})
-    assert sources[1].watched_names == frozenset({"AGENTS.md", "CLAUDE.md"})
+    assert sources[1].stale_after == frozenset({"write", "exec"})  # an import may be any file
+    assert sources[4].stale_after == frozenset({"exec"})
+    assert sources[1].watched_names == frozenset({"AGENTS.md", "CLAUDE.md", "CLAUDE.local.md"})
     assert sources[4].watched_names == frozenset({"memory.md"})
     assert all(not s.stale_after for s in sources if s.name not in ("git_state", "project_instructions", "user_memory"))
 
