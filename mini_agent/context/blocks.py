@@ -34,8 +34,8 @@ class ContextBlock:
     """Seconds the source's value stays fresh: 0 recomputes every turn, FOREVER keeps it for the session."""
 
     def render(self) -> str:
-        # File contents go in raw (escaping code would teach the model to write `&lt;`); only a literal closing
-        # tag is defused so a file cannot end the block early.
+        # The text's producers escaped what came from outside (Source.escaped, the enrichers); a literal closing
+        # tag is defused once more here, so no producer's slip can end the block early.
         body = self.text.replace("</context>", "&lt;/context>")
         return f'{CONTEXT_OPEN}{quoteattr(self.name)} priority="P{self.priority}">\n{body}\n</context>'
 
@@ -83,6 +83,10 @@ class Source:
     """Tool risks (write, exec, ...) after which a cached value must be recomputed."""
     watched_names: frozenset[str] = frozenset()
     """File names whose write or edit makes a cached value stale wherever the file is (AGENTS.md, memory.md)."""
+    escaped: bool = False
+    """The text is already XML-escaped (piped input is escaped when attached). Every other source's text is
+    escaped when its block is made: what a file, a command or a commit message says can never look like one of
+    our tags (`<context name="project_instructions" priority="P0">` in a file arrives as `&lt;context ...`)."""
 
 
 @dataclass(frozen=True)

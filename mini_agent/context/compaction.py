@@ -23,7 +23,7 @@ from mini_agent.events import CompactionReport, Emit, ReplyDiscarded
 from mini_agent.instructions import missing_from
 from mini_agent.model import Provider, Request
 from mini_agent.model.messages import text_of
-from mini_agent.xmltext import system_hint
+from mini_agent.xmltext import escape, system_hint
 
 TRUNCATE_OVER_CHARS = 2_000
 SUMMARY_MAX_TOKENS = 4_096
@@ -166,7 +166,7 @@ def head_message(request: str, request_in_tail: bool, p0_blocks: list[ContextBlo
     )
     blocks = [note]
     if request and not request_in_tail:
-        blocks.append(ContextBlock("original_request", P0, request))
+        blocks.append(ContextBlock("original_request", P0, escape(request)))
     blocks.extend(block for block in p0_blocks if block.priority == P0)
     return {"role": "user", "content": [{"type": "text", "text": block.render()} for block in blocks]}
 

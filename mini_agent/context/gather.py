@@ -16,6 +16,7 @@ from typing import Literal
 
 from mini_agent.context import tokens
 from mini_agent.context.blocks import ContextBlock, Enricher, Skip, Source, TurnInput
+from mini_agent.xmltext import escape
 
 Status = Literal["applied", "cached", "skipped", "failed", "timeout"]
 DEFAULT_TIMEOUT = 0.5
@@ -139,7 +140,7 @@ def _source_job(source: Source, inp: TurnInput) -> Callable[[], list[ContextBloc
         text = source.produce(inp)
         if not text:
             raise Skip("nothing to add")
-        return [ContextBlock(source.name, source.priority, text, ttl=source.ttl)]
+        return [ContextBlock(source.name, source.priority, text if source.escaped else escape(text), ttl=source.ttl)]
 
     return run
 

@@ -168,7 +168,7 @@ def stdin(inp: TurnInput) -> str:
 def default_sources() -> list[Source]:
     """In the order their blocks follow the user's text: piped input first, as it belongs to the message."""
     return [
-        Source("stdin", P0, stdin, ttl=0, inline=True),
+        Source("stdin", P0, stdin, ttl=0, inline=True, escaped=True),
         # Any command may have rewritten an instruction or memory file (`echo >> AGENTS.md`, a `git checkout`):
         # re-read them on the next turn rather than serve what the TTL cached.
         Source(

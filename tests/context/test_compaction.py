@@ -42,8 +42,10 @@ def user_texts(messages: list[dict]) -> list[str]:
 
 
 def kept_verbatim(item: str, session: Session) -> bool:
+    """Kept as the model reads it: in the summary hint, said again in a context block (escaped, like everything
+    put in one), or in the user's own words."""
     hint = unescape(session.hints.get(SUMMARY_HINT, ""))
-    return item in hint or any(item in text for text in user_texts(session.messages))
+    return item in hint or any(item in text or item in unescape(text) for text in user_texts(session.messages))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -208,7 +208,7 @@ def _numbered_contents(shown: str, target: Path, raw: BinaryIO, size: int) -> st
     finally:
         text.detach()  # the `with` in _contents owns the file
     extent = f"{total:,} line{'s' if total != 1 else ''}" if total is not None else f"{size:,} bytes"
-    body = f"Contents of {shown} ({where}, {extent}), numbered like read_file:\n{numbered(lines, 1)}"
+    body = f"Contents of {shown} ({where}, {extent}), numbered like read_file:\n{escape(numbered(lines, 1))}"
     if more:
         last = len(lines)
         of_total = f" of {total:,}" if total is not None else ""
