@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from mini_agent.context.blocks import P0, ContextBlock
 from mini_agent.context.summary_prompt import SUMMARY_SYSTEM, render_transcript, summary_request
 from mini_agent.context.tokens import count, count_messages
-from mini_agent.context.trim import drop_dangling_tool_uses, stub_tool_results, truncate_long_blocks
+from mini_agent.context.trim import (
+    drop_dangling_tool_uses,
+    stub_tool_results,
+    thin_context_blocks,
+    truncate_long_blocks,
+)
 from mini_agent.conversation import Session
 from mini_agent.errors import ProviderError
 from mini_agent.events import CompactionReport, Emit, ReplyDiscarded
@@ -52,25 +57,33 @@ class Compactor:
         focus: str | None = None,
         keep_tokens: int | None = None,
         size: int | None = None,
+        zone: str | None = None,
     ) -> CompactionReport:
         """Bring the conversation under `target` tokens if the stages can; the session's view is replaced.
 
         `size` is the conversation's size as best known (anchored on the API's usage); else it is estimated.
+        `zone` (keeper.py): `cheap` runs only the stages without a model call; `danger` thins the context blocks
+        before anything else.
         """
         messages = session.messages
-        report = CompactionReport(trigger, size if size is not None else measure(messages))
-        if self.before is not None:
+        report = CompactionReport(trigger, size if size is not None else measure(messages), zone=zone)
+        if self.before is not None and zone != "cheap":  # the PreCompact hooks are asked before a summary
             report.error, focus = self.before(trigger, focus or self.focus)
             if report.error:
                 return report
         size = report.before
+        if zone == "danger":
+            messages, dropped, shrunk = thin_context_blocks(messages)
+            if dropped or shrunk:
+                size = measure(messages)
+                report.stages.append(f"dropped {dropped} P2 and shrank {shrunk} P1 context blocks")
         protect = _last_index(messages, "assistant")
         messages, stubbed = stub_tool_results(messages, protect if protect is not None else len(messages))
         if stubbed:
             size = measure(messages)
             report.stages.append(f"stubbed {stubbed} old tool results")
         summary_hint = None
-        if size > target or trigger == "manual":
+        if zone != "cheap" and (size > target or trigger == "manual"):
             keep = keep_tokens if keep_tokens is not None else target // 2
             try:
                 summarised = self._summarise(session, messages, keep, p0_blocks, focus or self.focus, emit)

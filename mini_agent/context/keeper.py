@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 MAX_FAILED_COMPACTIONS = 3
 KEEP_SHARE = 0.5
 """After compaction, aim for this share of the threshold, so the next one is a long way off."""
+CHEAP_SHARE = 0.5
+DANGER_SHARE = 0.95
+CHEAP_STEP = 0.1
+"""The zones of the window (seed 004 §6.2), with the threshold (0.8 by default) between the middle two: below
+CHEAP_SHARE nothing is done; from it to the threshold the cheap stages run (old tool results stubbed, overlong
+blocks cut: no model call), again only once the conversation grew by another CHEAP_STEP of the window, since
+every change to old messages costs the prompt cache; from the threshold the history is summarised; over
+DANGER_SHARE the P2 context blocks are dropped and the P1 ones shrunk before anything else."""
 
 
 class ContextKeeper:
@@ -54,6 +62,8 @@ class ContextKeeper:
         """The session's start: instruction files changed after it are shown as data (instruction_text.py)."""
         self.failures = 0
         self.trace: TurnTrace | None = None
+        self._cheap_from = 0
+        """The size at which the cheap stages may run again."""
 
     # ---- a turn --------------------------------------------------------------------------------------
 
@@ -107,12 +117,18 @@ class ContextKeeper:
         return self.size.measure(session.messages, self.overhead())
 
     def before_request(self, session: Session, emit: Emit) -> None:
-        """Compact when the conversation passed the threshold; cheap: only new messages are estimated."""
+        """Compact by the zone the conversation is in (CHEAP_SHARE); cheap: only new messages are estimated."""
         threshold = self.threshold()
         if not threshold or self.failures >= MAX_FAILED_COMPACTIONS:
             return
-        if self.measure(session) > threshold:
-            self._compact(session, "auto", emit)
+        size, window = self.measure(session), self.window()
+        if size > max(threshold, window * DANGER_SHARE):
+            self._compact(session, "auto", emit, zone="danger")
+        elif size > threshold:
+            self._compact(session, "auto", emit, zone="summary")
+        elif size > min(threshold, window * CHEAP_SHARE) and size >= self._cheap_from:
+            self._cheap_from = size + int(window * CHEAP_STEP)
+            self._compact(session, "auto", emit, zone="cheap")
 
     def after_reply(self, usage: Usage | None, session: Session) -> None:
         """`usage` None: the endpoint did not report it, and the size stays an estimate."""
@@ -157,11 +173,19 @@ class ContextKeeper:
     # ---- compaction ----------------------------------------------------------------------------------
 
     def _compact(
-        self, session: Session, trigger: str, emit: Emit, target: int | None = None, focus: str | None = None
+        self,
+        session: Session,
+        trigger: str,
+        emit: Emit,
+        target: int | None = None,
+        focus: str | None = None,
+        zone: str | None = None,
     ) -> CompactionReport:
         threshold = self.threshold() or self.window()
         goal = int(threshold * KEEP_SHARE)
         target = min(goal, target) if target is not None else goal
+        if zone == "cheap":
+            target = int(min(threshold, self.window() * CHEAP_SHARE))  # out of the cheap zone, no further
         # A manual compaction keeps only the latest exchange verbatim; an automatic one keeps what fits in
         # half the goal, so recent work stays word for word.
         keep = 0 if trigger == "manual" else goal // 2
@@ -180,16 +204,20 @@ class ContextKeeper:
             focus=focus,
             keep_tokens=keep,
             size=self.measure(session),
+            zone=zone,
         )
+        if zone == "cheap":  # no summary asked for: nothing failed, and nothing to tell unless it did something
+            if report.stages:
+                self.size.reset()
+                self._record(report, emit)
+            return report
         if report.stages:
             self.size.reset()
             self.engine.compacted()
         failed = trigger != "manual" and (not report.stages or report.after > threshold)
         if trigger != "manual" or report.stages:
             self.failures = self.failures + 1 if failed else 0
-        if self.trace is not None:
-            self.trace.compactions.append(report.to_dict())
-        emit(Compacted(report))
+        self._record(report, emit)
         if failed and self.failures == MAX_FAILED_COMPACTIONS:
             emit(
                 Notice(
@@ -199,6 +227,12 @@ class ContextKeeper:
                 )
             )
         return report
+
+    def _record(self, report: CompactionReport, emit: Emit) -> None:
+        """Into the turn's trace, and told: the human sees each stage by name."""
+        if self.trace is not None:
+            self.trace.compactions.append(report.to_dict())
+        emit(Compacted(report))
 
 
 def overhead_tokens(system: list[dict], tools: list[dict]) -> int:

@@ -4,12 +4,15 @@ tool_use blocks. Each returns new message objects and leaves the originals (and 
 
 from __future__ import annotations
 
+from mini_agent.context.blocks import P1, P2, Ledger
 from mini_agent.model.messages import without_images
 from mini_agent.tools.base import truncate_middle
 from mini_agent.xmltext import system_hint
 
 STUB_OVER_CHARS = 500
 STUB_HEAD_CHARS = 200
+P1_KEEP_CHARS = 600
+"""What is left of a P1 context block (git state, environment, memory) when the window is nearly full."""
 
 
 OLD_IMAGE = system_hint(
@@ -43,6 +46,35 @@ def stub_tool_results(messages: list[dict], protect_from: int) -> tuple[list[dic
                 blocks.append(block)
         result.append({**message, "content": blocks})
     return result, stubbed
+
+
+def thin_context_blocks(messages: list[dict]) -> tuple[list[dict], int, int]:
+    """Drop the P2 context blocks (recent activity, URLs) and shrink the P1 ones to their first P1_KEEP_CHARS
+    characters, in every message: what the agent added goes before anything the user wrote. The user's own text
+    and the P0 blocks (instructions, piped input, mentioned files) are never touched. Returns the messages, and
+    how many blocks were dropped and shrunk."""
+    dropped = shrunk = 0
+    result = []
+    for message in messages:
+        if message["role"] != "user" or isinstance(message["content"], str):
+            result.append(message)
+            continue
+        blocks = []
+        for block in message["content"]:
+            text = block.get("text", "") if block.get("type") == "text" else ""
+            header = Ledger.header(text) if text else None
+            if header is not None and header[1] == P2:
+                dropped += 1
+                continue
+            if header is not None and header[1] == P1 and len(text) > P1_KEEP_CHARS + 200:
+                shrunk += 1
+                note = system_hint("compacted", "The rest of this context block was cut: the window is nearly full.")
+                block = {**block, "text": f"{text[:P1_KEEP_CHARS]}\n[...]\n{note}\n</context>"}
+            blocks.append(block)
+        if not blocks:  # a message that held only context: a word keeps the turn's shape
+            blocks = [{"type": "text", "text": system_hint("compacted", "Context blocks dropped here.")}]
+        result.append({**message, "content": blocks})
+    return result, dropped, shrunk
 
 
 def truncate_long_blocks(messages: list[dict], limit: int) -> tuple[list[dict], int]:

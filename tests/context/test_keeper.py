@@ -11,6 +11,7 @@ from support.fake_api import answer, failure, tool_use
 
 from mini_agent.app.build import context_keeper
 from mini_agent.context.injection import ContextInjected
+from mini_agent.context.tokens import TOKENIZER
 from mini_agent.conversation import SUMMARY_HINT, Session
 from mini_agent.events import Compacted, Notice
 
@@ -63,15 +64,16 @@ def test_unchanged_blocks_are_not_sent_again_in_the_next_turn(api, settings_for,
 
 
 def test_crossing_the_threshold_compacts_before_the_next_request(api, settings_for, tmp_path):
+    TOKENIZER.wait()  # one estimate, whether or not an earlier test loaded tiktoken: the sizes below rest on it
     for index in range(4):
         (tmp_path / f"f{index}.txt").write_text(f"file {index}\n" * 300)
+    # The fourth request finds ~6,700 tokens (past half the window: the cheap stages), the fifth ~8,900 (past the
+    # threshold, short of 95 %: the summary).
     steps = [
-        answer(
-            tool_use("read_file", {"path": f"f{i}.txt"}), usage={"input_tokens": 2_000 + i * 1_000, "output_tokens": 50}
-        )
-        for i in range(3)
+        answer(tool_use("read_file", {"path": f"f{i}.txt"}), usage={"input_tokens": tokens, "output_tokens": 50})
+        for i, tokens in enumerate((2_000, 3_000, 5_000))
     ]
-    steps.append(answer(tool_use("read_file", {"path": "f3.txt"}), usage={"input_tokens": 9_000, "output_tokens": 50}))
+    steps.append(answer(tool_use("read_file", {"path": "f3.txt"}), usage={"input_tokens": 7_000, "output_tokens": 50}))
     api.script(*steps, answer(SUMMARY), answer("All read."))
     agent, events = make(api, settings_for, context_window=10_000)
     typed = "Read every file. Don't modify anything."
@@ -86,8 +88,60 @@ def test_crossing_the_threshold_compacts_before_the_next_request(api, settings_f
     head = [block["text"] for block in after["messages"][0]["content"]]
     assert any(typed in text for text in head)  # the original request verbatim
     assert "Don't modify anything." in unescape(after["system"][2]["text"])  # the lost instruction restored
-    report = next(e.report for e in events if isinstance(e, Compacted))
-    assert report.trigger == "auto" and report.after < report.before and agent.session.compactions == 1
+    cheap, report = (e.report for e in events if isinstance(e, Compacted))
+    # Past half the window the cheap stages ran first (no model call); past the threshold, the summary.
+    assert (cheap.zone, cheap.stages[0]) == ("cheap", "stubbed 2 old tool results") and cheap.summarised_messages == 0
+    assert report.trigger == "auto" and report.zone == "summary" and report.after < report.before
+    assert agent.session.compactions == 2
+
+
+def zoned(api, settings_for, tmp_path, input_tokens: int):
+    """Two turns; the second one's first reply reports `input_tokens` of a 10,000-token window, so its next request
+    finds the conversation in that zone. The second turn's message carries the recent activity (a P2 block)."""
+    TOKENIZER.wait()  # one estimate, whether or not an earlier test loaded tiktoken
+    (tmp_path / "big.txt").write_text("a line of the file\n" * 40)  # 760 characters: a result long enough to stub
+    api.script(
+        answer(tool_use("read_file", {"path": "big.txt"}), usage={"input_tokens": 1_500, "output_tokens": 20}),
+        answer("Read it.", usage={"input_tokens": 2_000, "output_tokens": 20}),
+        answer(tool_use("read_file", {"path": "big.txt"}, id="t2"), usage={"input_tokens": input_tokens}),
+    )
+    api.script(answer("Done."))
+    agent, events = make(api, settings_for, context_window=10_000)
+    agent.run_turn("Read big.txt. Don't modify anything.")
+    agent.run_turn("Read it again.")
+    return agent, [e.report for e in events if isinstance(e, Compacted)]
+
+
+@pytest.mark.parametrize(
+    ("input_tokens", "zone"), [(3_000, None), (6_000, "cheap"), (8_200, "summary"), (9_800, "danger")]
+)
+def test_each_zone_of_the_window_runs_its_own_stages(api, settings_for, tmp_path, input_tokens, zone):
+    """Below half the window nothing; to the threshold (80 %) the cheap stages without a model call; past it the
+    summary (here the stubs alone bring it under the goal, so none is asked for); past 95 % the P2 and P1 context
+    blocks go first. Each report names its zone and its stages."""
+    agent, reports = zoned(api, settings_for, tmp_path, input_tokens)
+    assert [report.zone for report in reports] == ([zone] if zone else [])
+    if zone == "cheap":
+        assert reports[0].stages[0] == "stubbed 1 old tool results" and reports[0].summarised_messages == 0
+    if zone == "danger":
+        assert reports[0].stages[0].startswith("dropped 1 P2 ")
+        assert reports[0].to_dict()["zone"] == "danger"
+
+
+def test_thinning_drops_p2_blocks_shrinks_p1_ones_and_never_touches_the_user_s_words_or_p0():
+    from mini_agent.context.blocks import ContextBlock
+    from mini_agent.context.trim import P1_KEEP_CHARS, thin_context_blocks
+
+    typed = {"type": "text", "text": "Fix the parser. " * 100}
+    p0 = {"type": "text", "text": ContextBlock("project_instructions", 0, "Never delete data. " * 100).render()}
+    p1 = {"type": "text", "text": ContextBlock("git_state", 1, "M src/a.py\n" * 300).render()}
+    p2 = {"type": "text", "text": ContextBlock("recent_activity", 2, "- read_file ok\n" * 50).render()}
+    messages = [{"role": "user", "content": [typed, p0, p1, p2]}, {"role": "assistant", "content": "ok"}]
+    thinned, dropped, shrunk = thin_context_blocks(messages)
+    (first, second, third), reply = thinned[0]["content"], thinned[1]
+    assert (dropped, shrunk) == (1, 1) and first == typed and second == p0 and reply == messages[1]
+    assert len(third["text"]) < P1_KEEP_CHARS + 300 and third["text"].endswith("</context>")
+    assert messages[0]["content"][2] is p1  # the originals (the session's log) untouched
 
 
 OVERFLOWS = {
