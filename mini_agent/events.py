@@ -131,15 +131,15 @@ class CompactionReport:
     trigger: str
     """auto, manual, overflow (the API said too long) or context (the P0 blocks did not fit)."""
     before: int
-    zone: str | None = None
-    """For `auto`: how full the window was (context/keeper.py ZONES): `cheap` (50-80 %: stubs and cuts, no
-    model call), `summary` (over 80 %: the history summarised) or `danger` (over 95 %: P2 context blocks dropped
-    and P1 ones shrunk first)."""
     after: int = 0
     stages: list[str] = field(default_factory=list)
     summarised_messages: int = 0
     restored_instructions: int = 0
     error: str | None = None
+    zone: str | None = None
+    """For `auto`: how full the window was (context/keeper.py CHEAP_SHARE): `cheap` (50-80 %: stubs and cuts, no
+    model call), `summary` (over 80 %: the history summarised) or `danger` (over 95 %: P2 context blocks dropped
+    and P1 ones shrunk first)."""
 
     def to_dict(self) -> dict:
         return {

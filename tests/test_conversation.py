@@ -4,6 +4,7 @@ what the recent-activity block says about failed calls, errors that end a turn i
 from __future__ import annotations
 
 import re
+from xml.sax.saxutils import unescape
 
 from support import scripted_agent
 from support.fake_api import answer, tool_use
@@ -41,7 +42,7 @@ def test_the_recent_activity_block_reports_a_failed_command_with_its_exit_status
     agent, _ = full_agent(api, settings_for)
     agent.run_turn("run both")
     agent.run_turn("what now?")
-    activity = block(api.message_requests[2], "recent_activity")
+    activity = unescape(block(api.message_requests[2], "recent_activity"))  # escaped, as every block's text
     ok, failed = [line for line in activity.splitlines() if line.startswith("- ")]
     assert re.fullmatch(r'- \d\d:\d\d:\d\d bash \{"command": "echo ok".*\} -> ok \(\d+(\.\d)? s\)', ok)
     assert re.fullmatch(

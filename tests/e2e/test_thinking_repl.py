@@ -11,13 +11,17 @@ PROMPT = "›"
 
 def test_ctrl_o_prints_the_last_thinking_that_was_shown_folded(api, tmp_path):
     api.script(answer(thinking("First weigh the options.\x07 Then pick one.", "sig-P"), "Picked."))
-    child = spawn(api, tmp_path, "--provider", "anthropic", "--base-url", api.url, "--effort", "low")
+    child = spawn(api, tmp_path, "--provider", "anthropic", "--base-url", api.url, "--model", "claude-opus-4-1", "--effort", "low")
     child.expect(PROMPT)
     child.sendline("pick one")
     child.expect(r"Thought for \d+ tokens \(Ctrl-O to show\)")
     child.expect("Picked.")
     child.expect("cached")  # the status line: the turn is over
     child.expect(PROMPT)
+    # The prompt can be drawn before its keys are read: a typed letter echoed back says they are.
+    child.send("x")
+    child.expect("x")
+    child.send("\x7f")
     child.sendcontrol("o")
     child.expect("First weigh the options.⟨BEL⟩ Then pick one.")
     child.sendcontrol("d")
