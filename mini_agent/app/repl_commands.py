@@ -27,6 +27,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/undo", "/undo", "restore the files the last turn changed", _undo),
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
         ("/mcp", "/mcp", "MCP servers: status, tools, errors", _mcp),
+        ("/jobs", "/jobs [stop ID]", "background jobs: list them, or stop one", _jobs),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
@@ -129,6 +130,12 @@ def _resume(repl, argument: str) -> None:
     message = repl.sessions.resume(repl.agent, argument or None, repl.console)
     if message:
         repl.console.print(f"[dim]{escape(message)}[/]")
+
+
+def _jobs(repl, argument: str) -> None:
+    from mini_agent.app.jobs_command import jobs_command
+
+    jobs_command(repl, argument)
 
 
 def unicode_console(console) -> bool:

@@ -66,8 +66,11 @@ __all__ = [
 ]
 
 
-def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandboxed: bool = True) -> Verdict:
-    """The policy for one tool call. `sandboxed`: this machine has an OS sandbox to run commands in."""
+def check(
+    call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandboxed: bool = True, served: str | None = None
+) -> Verdict:
+    """The policy for one tool call. `sandboxed`: this machine has an OS sandbox to run commands in. `served`: a
+    web_fetch of loopback goes where a background job of the session alone listens (that job, described)."""
     if call.name == BASH:
         command = str(call.arguments.get("command", ""))
         verdict = check_command(command, mode, rules, workspace, sandboxed)
@@ -77,7 +80,7 @@ def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandbo
     if call.name in FILE_TOOLS:
         return _check_file(call, mode, rules, workspace)
     if call.name == WEB_FETCH:
-        return _check_fetch(str(call.arguments.get("url", "")), mode, rules)
+        return _check_fetch(str(call.arguments.get("url", "")), mode, rules, served)
     if is_mcp(call.name):
         return check_mcp(call, mode, rules)
     if call.risk == "read" or mode == "bypass":
@@ -181,7 +184,7 @@ def _hard_links(path: Path) -> int:
 # ---- network ------------------------------------------------------------------------------------------------
 
 
-def _check_fetch(url: str, mode: Mode, rules: Rules) -> Verdict:
+def _check_fetch(url: str, mode: Mode, rules: Rules, served: str | None = None) -> Verdict:
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").lower()
@@ -202,9 +205,14 @@ def _check_fetch(url: str, mode: Mode, rules: Rules) -> Verdict:
     asked = first(rules.of("ask", WEB_FETCH), matches)
     if asked:
         return Ask(f"the rule {asked} asks first", "ordinary", (grant,))
-    from mini_agent.safety.netaddr import host_risk
+    from mini_agent.safety.netaddr import LOOPBACK, host_risk
 
     risk = host_risk(host) if host else None
+    if risk == LOOPBACK and served:  # judged like a public page; no "always": the port may change hands
+        allowed = first(rules.of("allow", WEB_FETCH), matches)
+        if allowed:
+            return Allow(f"allowed by {allowed}")
+        return Allow(f"auto mode fetches from {served}") if mode == "auto" else Ask(f"fetches from {served}")
     if risk:
         vouched = first(rules.of("allow", WEB_FETCH), lambda rule: vouches(rule) and matches(rule))
         if vouched:

@@ -132,7 +132,9 @@ class Delegation:
             settings = replace(settings, model=definition.model)
         allowed = definition.tools if definition is not None else None
         tools = [t for t in parent.registry if t.name != TASK and (allowed is None or t.name in allowed)]
-        ctx = ToolContext(cwd=parent.ctx.cwd, data_dir=parent.ctx.data_dir, secrets=parent.secrets)
+        ctx = ToolContext(
+            cwd=parent.ctx.cwd, data_dir=parent.ctx.data_dir, secrets=parent.secrets, jobs=parent.ctx.job_table()
+        )
         static = f"{parent.static_prompt}\n\n{ROLE}"
         if definition is not None and definition.prompt:
             static += f"\n\n# Your role: {definition.name}\n\n{definition.prompt}"

@@ -1,5 +1,5 @@
-"""The five tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each,
-and the registry that turns typed functions into the schemas the model sees (base.py). Each declaration holds
+"""The tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each, job_output
+and stop_job for bash's background jobs (jobs.py), and the registry that turns typed functions into the schemas the model sees (base.py). Each declaration holds
 the tool's facts (alias, key argument, whether it edits files); `builtin_tool` finds a built-in tool by name or
 alias before any session's registry exists.
 
@@ -24,14 +24,15 @@ everything else about a tool is read from its declaration."""
 
 
 def default_tools() -> ToolRegistry:
-    """The registry of the five built-in tools, in the order the model sees them."""
+    """The registry of the built-in tools, in the order the model sees them."""
     from mini_agent.tools.bash import bash
+    from mini_agent.tools.jobs import job_output, stop_job
     from mini_agent.tools.edit_file import edit_file
     from mini_agent.tools.read_file import read_file
     from mini_agent.tools.web_fetch import web_fetch
     from mini_agent.tools.write_file import write_file
 
-    return ToolRegistry([read_file, write_file, edit_file, bash, web_fetch])
+    return ToolRegistry([read_file, write_file, edit_file, bash, job_output, stop_job, web_fetch])
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,103 @@
+"""A background job's output on disk: appended by the agent as it arrives, capped, read from absolute offsets.
+
+The job never holds the file: its stdout and stderr are one pipe the agent reads (jobs.py), so it cannot write
+past the cap, reopen the file, or truncate it. When the file outgrows the cap only its last half is kept: what a
+job printing forever leaves is its newest output, and a reader behind the cut is told how much it missed.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+SPOOL_CAP = 8 << 20
+"""Bytes of one job's output kept on disk; beyond it the oldest half is dropped."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Output read from a spool: the bytes, the offset after them, and how many bytes were dropped before them."""
+
+    data: bytes
+    end: int
+    dropped: int
+
+
+class Spool:
+    """One job's output file, private to the agent (0600, created new)."""
+
+    def __init__(self, path: Path, cap: int = SPOOL_CAP) -> None:
+        self.path, self.cap = path, cap
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        self._lock = threading.Lock()
+        self._start = 0
+        """The absolute offset of the file's first byte: everything before it was dropped."""
+        self.end = 0
+        """Bytes the job has written in all."""
+
+    @property
+    def kept(self) -> int:
+        """Bytes on disk now."""
+        return self.end - self._start
+
+    def append(self, data: bytes) -> None:
+        with self._lock:
+            if self._fd < 0:
+                return
+            os.lseek(self._fd, 0, os.SEEK_END)
+            _write_all(self._fd, data)
+            self.end += len(data)
+            if self.kept > self.cap:
+                self._keep_tail(self.cap // 2)
+
+    def _keep_tail(self, size: int) -> None:
+        os.lseek(self._fd, self.kept - size, os.SEEK_SET)
+        tail = _read_exactly(self._fd, size)
+        os.ftruncate(self._fd, 0)
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        _write_all(self._fd, tail)
+        self._start = self.end - len(tail)
+
+    def read(self, offset: int, limit: int) -> Chunk:
+        """At most `limit` bytes from absolute `offset` (or from the oldest byte kept, when that was dropped)."""
+        with self._lock:
+            dropped = max(0, self._start - offset)
+            offset = max(offset, self._start)
+            size = max(0, min(limit, self.end - offset))
+            if self._fd < 0 or size == 0:
+                return Chunk(b"", offset, dropped)
+            os.lseek(self._fd, offset - self._start, os.SEEK_SET)
+            data = _read_exactly(self._fd, size)
+            return Chunk(data, offset + len(data), dropped)
+
+    def close(self, remove: bool = True) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+        if remove:
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    parts, left = [], size
+    while left > 0:
+        part = os.read(fd, left)
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
