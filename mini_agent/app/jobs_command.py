@@ -1,13 +1,15 @@
 """`/jobs`: the session's background jobs (id, state, age, output, command), and `/jobs stop ID` to kill one.
 
-What a job's command holds is shown through the terminal sanitiser (repl_commands.escape), like everything the
+What a job's command holds is shown through the terminal sanitiser (ui/terminal_text.py), like everything the
 model wrote."""
 
 from __future__ import annotations
 
 import time
 
-from mini_agent.app.repl_commands import escape
+from rich.markup import escape as escape_markup
+
+from mini_agent.ui.terminal_text import visible
 
 STOP_WORDS = ("stop", "kill")
 
@@ -74,3 +76,8 @@ def _size(count: int) -> str:
         if count >= size:
             return f"{count / size:.1f} {unit}"
     return f"{count} B"
+
+
+def escape(text: str) -> str:
+    """Not read as rich markup, control characters named."""
+    return escape_markup(visible(text))

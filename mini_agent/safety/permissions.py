@@ -83,6 +83,12 @@ def check(
         return _check_fetch(str(call.arguments.get("url", "")), mode, rules, served)
     if is_mcp(call.name):
         return check_mcp(call, mode, rules)
+    for effect in ("deny", "ask"):  # a tool whose rules take no pattern (job_output, stop_job)
+        named = first(rules.of(effect, call.name), lambda rule: rule.pattern is None)
+        if named and effect == "deny":
+            return Deny(f"Not run: {call.name} is denied by the rule {named}.", rule=str(named))
+        if named and mode != "bypass":
+            return Ask(f"the rule {named} asks first")
     if call.risk == "read" or mode == "bypass":
         return Allow(f"{call.name} only reads" if call.risk == "read" else "bypass mode runs everything")
     if mode == "plan":

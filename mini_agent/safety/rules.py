@@ -8,6 +8,7 @@ Patterns by tool:
   home; `*` stays within one directory, `**` crosses directories, a trailing `/` means everything below.
 - web_fetch: a host (`docs.python.org`), `*.python.org` for its subdomains, or a URL glob when the pattern
   has `://`.
+- job_output and stop_job take no pattern.
 - MCP tools take no pattern: `mcp__github__create_issue` names one tool, `mcp__github` or `mcp__github__*`
   every tool of a server, and `*`/`?` glob names (safety/mcp_policy.py matches them).
 Pure code: no file reading here (config_files.py loads rules).
@@ -26,9 +27,12 @@ from mini_agent.errors import ConfigError
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")
 BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH = "bash", "read_file", "write_file", "edit_file", "web_fetch"
+JOB_OUTPUT, STOP_JOB = "job_output", "stop_job"
 """The built-in tools' names: the words of the rule language, and the one place they are written (tools/ imports
 them; each tool's declaration says everything else about it, and tests/tools/test_facts.py checks they agree)."""
-TOOLS = (BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH)
+TOOLS = (BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH, JOB_OUTPUT, STOP_JOB)
+JOB_TOOLS = (JOB_OUTPUT, STOP_JOB)
+"""Tools of bash's background jobs: their rules take no pattern."""
 FILE_TOOLS = (READ_FILE, WRITE_FILE, EDIT_FILE)
 """Tools whose rules take a path glob."""
 EDIT_TOOLS = (WRITE_FILE, EDIT_FILE)
@@ -120,6 +124,8 @@ def parse_rule(text: str, effect: Effect, origin: Origin) -> Rule:
             f"Permission rule {text!r} ({origin}) names an unknown tool; the tools are {', '.join(TOOLS)} "
             "and mcp__<server>__<tool>."
         )
+    if pattern is not None and tool in JOB_TOOLS:
+        raise ConfigError(f"Permission rule {text!r} ({origin}): {tool} takes no pattern; write just {tool!r}.")
     if pattern is not None:
         pattern = pattern.strip()
         if not pattern:

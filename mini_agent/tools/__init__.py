@@ -15,10 +15,20 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from mini_agent.safety.rules import BASH, EDIT_FILE, READ_FILE, WEB_FETCH, WRITE_FILE
+from mini_agent.safety.rules import BASH, EDIT_FILE, JOB_OUTPUT, READ_FILE, STOP_JOB, WEB_FETCH, WRITE_FILE
 from mini_agent.tools.base import Tool, ToolRegistry
 
-__all__ = ["BASH", "EDIT_FILE", "READ_FILE", "WEB_FETCH", "WRITE_FILE", "builtin_tool", "default_tools"]
+__all__ = [
+    "BASH",
+    "EDIT_FILE",
+    "JOB_OUTPUT",
+    "READ_FILE",
+    "STOP_JOB",
+    "WEB_FETCH",
+    "WRITE_FILE",
+    "builtin_tool",
+    "default_tools",
+]
 """The names: for the few places above that must name a built-in tool (the policy's own call, a default);
 everything else about a tool is read from its declaration."""
 

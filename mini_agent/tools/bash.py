@@ -13,7 +13,7 @@ from pydantic import Field
 from mini_agent.processes.run import BoundedOutput, Finished, child_environment, run_captured, run_launched
 from mini_agent.tools._arguments import CommandText
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, ToolResult, tool
-from mini_agent.tools.exit_line import exit_line, shell_exit
+from mini_agent.tools.exit_line import exit_line, output_text, shell_exit
 from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def bash(
         new_cwd = _final_directory(Path(pwd_file))
     except KeyboardInterrupt:
         # The group is already killed (run_captured); what it printed is the model's best clue to how far it got.
-        raise ToolInterrupted(_text(output)) from None
+        raise ToolInterrupted(output_text(output)) from None
     finally:
         os.unlink(pwd_file)
     moved = new_cwd is not None and new_cwd != ctx.cwd.resolve()  # a symlinked cwd is not a move
@@ -188,23 +188,10 @@ def _final_directory(pwd_file: Path) -> Path | None:
 
 
 def _report(output: BoundedOutput, finished: Finished, timeout: int, new_cwd: Path | None) -> str:
-    parts = [_text(output) or "(no output)"]
+    parts = [output_text(output) or "(no output)"]
     if finished.timed_out:
         parts.append(f"Command timed out after {timeout} s; process group killed.")
     if new_cwd is not None:
         parts.append(f"Working directory is now {new_cwd}")
     parts.append(exit_line(*shell_exit(finished.returncode)))
     return "\n".join(parts)
-
-
-def _text(output: BoundedOutput) -> str:
-    if not output.omitted:
-        return (output.head + output.tail).rstrip("\n")
-    hint = system_hint(
-        "truncated",
-        f"The output was {output.total} characters; {output.omitted} in the middle were cut. To see all of it, "
-        "rerun the command redirecting its output to a file and read that with read_file, or filter the output "
-        "with grep, head or tail.",
-        omitted_chars=str(output.omitted),
-    )
-    return f"{output.head}\n\n[... {output.omitted} characters omitted ...]\n\n{output.tail.rstrip(chr(10))}\n{hint}"

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from mini_agent.processes.run import BoundedOutput
 from mini_agent.tools.base import ToolContext, ToolError, ToolResult, tool
-from mini_agent.tools.exit_line import exit_line, shell_exit
+from mini_agent.tools.exit_line import exit_line, output_text, shell_exit
 
 if TYPE_CHECKING:
     from mini_agent.processes.jobs import Job, JobTable
@@ -31,8 +31,11 @@ GUIDANCE = """
 job_output returns a background job's new output since your last read (bash with `run_in_background: true`
 started it), and whether it still runs or its exit code. To wait for a server to come up, pass `wait` (seconds)
 and `filter` (a regular expression, e.g. `Serving|listening|error`): it returns as soon as a matching line
-appears or the job ends. Lines that do not match the filter are consumed. stop_job kills a job and everything
-it started. Do not poll in a loop without `wait`.
+appears or the job ends. Lines that do not match the filter are consumed. Do not poll in a loop without `wait`.
+"""
+STOP_GUIDANCE = """
+stop_job kills a background job and everything it started, as a timeout kills a command. Stop the jobs you no
+longer need (a server once its checks are done); every job is stopped when the session ends anyway.
 """
 
 
@@ -94,7 +97,7 @@ def job_output(
             return _report(jobs, job, text, None)
 
 
-@tool(risk="read", guidance="", alias="KillShell", key_argument="job_id")
+@tool(risk="read", guidance=STOP_GUIDANCE, alias="KillShell", key_argument="job_id")
 def stop_job(ctx: ToolContext, job_id: str) -> ToolResult:
     """Stop a background job: its command and every process it started are killed (SIGTERM, then SIGKILL).
 
@@ -213,10 +216,8 @@ def _report(jobs: JobTable, job: Job, text: str | None, head: str | None) -> Too
         text = _new_output(jobs, job, None)
     output = BoundedOutput(OUTPUT_LIMIT // 2, OUTPUT_LIMIT // 2)
     output.feed(text.encode("utf-8", errors="surrogateescape"), final=True)
-    from mini_agent.tools.bash import _text
-
     parts = [head] if head else []
-    parts.append(_text(output) or "(no new output)")
+    parts.append(output_text(output) or "(no new output)")
     if job.running:
         parts.append(f"Job {job.id} is running.")
         return ToolResult("\n".join(parts))
