@@ -23,6 +23,7 @@ REPL_BUILTINS = (
     "/trace",
     "/undo",
     "/mcp",
+    "/jobs",
     "/resume",
     "/exit",
 )

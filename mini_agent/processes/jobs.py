@@ -8,8 +8,8 @@ and marked with a token of its own in its environment (`MINI_AGENT_JOB`), which 
 copies into a capped spool (spool.py) in a private directory under the agent's data dir, which no sandboxed
 command can see. A job is its process tree: when its command exits, whatever it left running is killed with it.
 
-Jobs are spawned from one long-lived thread: bubblewrap's --die-with-parent fires when the *thread* that forked it
-ends, and a tool may run on a worker thread.
+Jobs are spawned from one long-lived thread (spawner.py): bubblewrap's --die-with-parent fires when the *thread*
+that forked it ends, and a tool may run on a worker thread.
 
 Standard library only.
 """
@@ -18,22 +18,20 @@ from __future__ import annotations
 
 import atexit
 import os
-import queue
 import secrets
 import selectors
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mini_agent.processes import listeners
-from mini_agent.processes.spool import SPOOL_CAP, Chunk, Spool
+from mini_agent.processes.spawner import Spawner
+from mini_agent.processes.spool import SPOOL_CAP, Chunk, Spool, private_directory
 from mini_agent.processes.tree import KILL_GRACE, Lineage
 from mini_agent.processes.watchdog import carriers, kill_carriers, watchdog
 
@@ -113,7 +111,7 @@ class JobTable:
         self._dir: Path | None = None
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
-        self._spawner: _Spawner | None = None
+        self._spawner: Spawner | None = None
 
     # ---- starting -------------------------------------------------------------------------------------------
 
@@ -152,13 +150,7 @@ class JobTable:
 
     def _spool_dir(self) -> Path:
         if self._dir is None:
-            if self._root is None:
-                self._dir = Path(tempfile.mkdtemp(prefix="mini-agent-jobs-"))
-            else:
-                parent = self._root / "jobs"
-                parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                _sweep(parent)
-                self._dir = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=parent))
+            self._dir = private_directory(self._root)
         return self._dir
 
     def _spawn(self, job: Job, argv: list[str], env: dict[str, str], cwd: Path) -> None:
@@ -178,7 +170,7 @@ class JobTable:
             )
 
         if self._spawner is None:
-            self._spawner = _Spawner()
+            self._spawner = Spawner()
         try:
             job.process = self._spawner.run(spawn)
         except BaseException:
@@ -305,45 +297,6 @@ def _copy(fd: int, spool: Spool) -> bool:
     if data:
         spool.append(data)
     return bool(data)
-
-
-def _sweep(parent: Path) -> None:
-    """Spool directories of agents that are gone (killed before they could remove theirs)."""
-    for entry in parent.iterdir():
-        pid = entry.name.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            shutil.rmtree(entry, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-class _Spawner:
-    """One daemon thread that forks every job, and lives as long as the process."""
-
-    def __init__(self) -> None:
-        self._requests: queue.Queue = queue.Queue()
-        threading.Thread(target=self._serve, name="job-spawner", daemon=True).start()
-
-    def run(self, spawn: Callable[[], subprocess.Popen]) -> subprocess.Popen:
-        future: Future = Future()
-        self._requests.put((spawn, future))
-        return future.result()
-
-    def _serve(self) -> None:
-        while True:
-            spawn, future = self._requests.get()
-            try:
-                future.set_result(spawn())
-            except BaseException as exc:
-                future.set_exception(exc)
 
 
 _LIVE: set[JobTable] = set()

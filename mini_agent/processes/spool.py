@@ -10,12 +10,44 @@ Standard library only.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 SPOOL_CAP = 8 << 20
 """Bytes of one job's output kept on disk; beyond it the oldest half is dropped."""
+
+
+def private_directory(root: Path | None) -> Path:
+    """A new directory (0700) for this agent's spools under `root`/jobs (the data dir: hidden from every sandbox),
+    after removing those of agents that are gone; None: the system temp dir."""
+    if root is None:
+        return Path(tempfile.mkdtemp(prefix="mini-agent-jobs-"))
+    parent = root / "jobs"
+    parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _sweep(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=parent))
+
+
+def _sweep(parent: Path) -> None:
+    """Spool directories of agents that are gone (killed before they could remove theirs)."""
+    for entry in parent.iterdir():
+        pid = entry.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _gone(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _gone(pid: int) -> bool:
+    """No process has this id (one that reused it keeps the directory until a later sweep)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process
+        return False
+    return False
 
 
 @dataclass(frozen=True)
