@@ -1,7 +1,7 @@
 """The tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each, job_output
-and stop_job for bash's background jobs (jobs.py), and the registry that turns typed functions into the schemas the model sees (base.py). Each declaration holds
-the tool's facts (alias, key argument, whether it edits files); `builtin_tool` finds a built-in tool by name or
-alias before any session's registry exists.
+and stop_job for bash's background jobs (jobs.py), and the registry that turns typed functions into the schemas
+the model sees (base.py). Each declaration holds the tool's facts (alias, key argument, whether it edits
+files); `builtin_tool` finds a built-in tool by name or alias before any session's registry exists.
 
 Shared by the file tools and by @mentions (context/): textfile.py (encoding, BOM, line endings, atomic writes)
 and file_view.py (paths that are not usable text, numbered lines). Private to the tools: _edit_help.py,
@@ -36,8 +36,8 @@ everything else about a tool is read from its declaration."""
 def default_tools() -> ToolRegistry:
     """The registry of the built-in tools, in the order the model sees them."""
     from mini_agent.tools.bash import bash
-    from mini_agent.tools.jobs import job_output, stop_job
     from mini_agent.tools.edit_file import edit_file
+    from mini_agent.tools.jobs import job_output, stop_job
     from mini_agent.tools.read_file import read_file
     from mini_agent.tools.web_fetch import web_fetch
     from mini_agent.tools.write_file import write_file

@@ -50,8 +50,10 @@ def test_jobs_lists_and_stops_a_job_and_the_repls_exit_kills_the_rest(api, tmp_p
     eventually(lambda: not alive(two), "the job still running at /exit gone with the session")
 
 
-def test_a_job_dies_when_the_agent_is_killed_with_sigkill(api, tmp_path):
-    """kill -9 leaves the agent no time for anything: the watchdog's helper takes the job."""
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_job_dies_when_the_agent_is_killed(api, tmp_path, signum):
+    """kill -9 leaves the agent no time for anything, SIGTERM and SIGHUP end it without its atexit: the watchdog's
+    helper takes the job."""
     marker = tmp_path / "pid"
     api.script(
         answer(tool_use("bash", {"command": f"echo $$ > {marker}; exec sleep 600", "run_in_background": True})),
@@ -61,9 +63,9 @@ def test_a_job_dies_when_the_agent_is_killed_with_sigkill(api, tmp_path):
     try:
         pid = pid_of(marker)
         eventually(lambda: process_running("sleep", "599"), "the second call running")
-        agent.send_signal(signal.SIGKILL)
+        agent.send_signal(signum)
         agent.wait()
-        eventually(lambda: not alive(pid), "the job killed after the agent's kill -9")
+        eventually(lambda: not alive(pid), f"the job killed after the agent's {signum.name}")
     finally:
         agent.kill()
         agent.wait()
