@@ -28,8 +28,8 @@ def jobs_command(repl, argument: str) -> None:
         repl.console.print("[dim]No background jobs in this session.[/]")
         return
     now = time.time()
-    for job in jobs:
-        repl.console.print(escape(job_line(job, now)), highlight=False)
+    for job in jobs:  # a command may name a secret's value: masked, as in the tool lines
+        repl.console.print(escape(repl.agent.secrets.mask(job_line(job, now))), highlight=False)
 
 
 def job_line(job, now: float) -> str:
