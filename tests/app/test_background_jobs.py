@@ -99,3 +99,30 @@ def test_a_job_that_ends_on_its_own_is_told_to_the_model_at_its_next_turn_and_to
     sent = json.dumps(api.message_requests[2]["messages"][-1])
     assert f'type=\\"job\\" job=\\"{job.id}\\"' in sent and "exit code: 4" in sent and "bytes of its output" in sent
     assert any(f"Background job {job.id}" in text and "exit code: 4" in text for text in notices)
+
+
+def test_a_job_that_ends_during_a_turn_is_told_beside_the_next_steps_tool_results(api, settings_for, tmp_path):
+    from mini_agent.events import ToolFinished
+
+    gate = tmp_path / "go"
+    api.script(
+        answer(tool_use("bash", {"command": f"while [ ! -e {gate} ]; do sleep 0.02; done; exit 5",
+                                 "run_in_background": True})),
+        answer(tool_use("bash", {"command": f"touch {gate}"})),
+        answer("Done."),
+    )
+    agent = None
+
+    def emit(event) -> None:  # the agent's own thread: the step goes on once the job's end is recorded
+        if isinstance(event, ToolFinished) and "touch" in event.input.get("command", ""):
+            [job] = agent.ctx.jobs.jobs()
+            eventually(job.done.is_set, "the job's end")
+
+    agent = scripted_agent(settings_for(api), emit=emit)
+    try:
+        agent.run_turn("start it, then let it go")
+    finally:
+        agent.ctx.jobs.stop_all(grace=0)
+    [result, note] = api.message_requests[2]["messages"][-1]["content"]
+    assert result["type"] == "tool_result" and note["type"] == "text"
+    assert note["text"].startswith('<system_hint type="job"') and "exit code: 5" in note["text"]
