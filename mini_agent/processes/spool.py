@@ -66,33 +66,40 @@ class Spool:
         self.path, self.cap = path, cap
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         self._lock = threading.Lock()
-        self._start = 0
-        """The absolute offset of the file's first byte: everything before it was dropped."""
+        self.kept = 0
+        """Bytes on disk now: never more than the cap, even in the middle of an append."""
         self.end = 0
         """Bytes the job has written in all."""
 
     @property
-    def kept(self) -> int:
-        """Bytes on disk now."""
-        return self.end - self._start
+    def _start(self) -> int:
+        """The absolute offset of the file's first byte: everything before it was dropped."""
+        return self.end - self.kept
 
     def append(self, data: bytes) -> None:
         with self._lock:
             if self._fd < 0:
                 return
+            half = self.cap // 2
+            written = len(data)
+            if written > half:  # on its own more than the half kept: the file holds its tail only
+                data = data[-half:]
+                self._keep_tail(0)
+            elif self.kept + written > self.cap:
+                self._keep_tail(half - written)
             os.lseek(self._fd, 0, os.SEEK_END)
             _write_all(self._fd, data)
-            self.end += len(data)
-            if self.kept > self.cap:
-                self._keep_tail(self.cap // 2)
+            self.kept += len(data)
+            self.end += written
 
     def _keep_tail(self, size: int) -> None:
+        size = min(size, self.kept)
         os.lseek(self._fd, self.kept - size, os.SEEK_SET)
         tail = _read_exactly(self._fd, size)
         os.ftruncate(self._fd, 0)
         os.lseek(self._fd, 0, os.SEEK_SET)
         _write_all(self._fd, tail)
-        self._start = self.end - len(tail)
+        self.kept = len(tail)
 
     def read(self, offset: int, limit: int) -> Chunk:
         """At most `limit` bytes from absolute `offset` (or from the oldest byte kept, when that was dropped)."""

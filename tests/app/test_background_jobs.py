@@ -10,7 +10,7 @@ import sys
 
 from support import PATIENCE, alive, eventually, process_running, scripted_agent
 from support.fake_api import answer, tool_use
-from support.jobs import call_with_job, last_results, later
+from support.jobs import job_id, last_results, later
 
 from mini_agent.events import Notice
 
@@ -28,10 +28,21 @@ def port_in(text: str) -> int:
 
 
 def script_server_session(api, command: str) -> None:
+    """Start the server as a job, wait for its line (unless the start's result already had it), fetch it."""
+
+    def wait_for_it(body: dict) -> list[dict]:
+        started = last_results(body)
+        waiting = {} if "Serving HTTP" in started else {"filter": "Serving HTTP", "wait": PATIENCE}
+        return [tool_use("job_output", {"job_id": job_id(started), **waiting})]
+
+    def fetch(body: dict) -> list[dict]:
+        both = last_results(api.message_requests[-2]) + last_results(body)
+        return [tool_use("web_fetch", {"url": f"http://127.0.0.1:{port_in(both)}/"})]
+
     api.script(
         answer(tool_use("bash", {"command": command, "run_in_background": True})),
-        call_with_job(api, "job_output", lambda job, _: {"job_id": job, "filter": "Serving HTTP", "wait": PATIENCE}),
-        later(api, lambda body: [tool_use("web_fetch", {"url": f"http://127.0.0.1:{port_in(last_results(body))}/"})]),
+        later(api, wait_for_it),
+        later(api, fetch),
         answer("Done."),
     )
 
@@ -47,7 +58,7 @@ def test_a_dev_server_in_a_job_is_fetched_from_loopback_and_killed_when_the_run_
     assert done.returncode == 0, done.stderr
     started, waited, fetched = (last_results(api.message_requests[n]) for n in (1, 2, 3))
     assert "Started background job" in started and "outside the sandbox" in started
-    assert "Serving HTTP on 127.0.0.1" in waited and "is running" in waited
+    assert "Serving HTTP on 127.0.0.1" in started + waited and "is running" in waited
     assert "HELLO-FROM-THE-JOB" in fetched
     assert process_running(*argv) is None  # the run's end took the job with it
     assert json.loads(done.stdout)["permission_denials"] == []
@@ -74,7 +85,7 @@ def test_a_sandboxed_jobs_server_is_out_of_reach_and_its_level_is_the_one_decide
     done = run_cli(["-p", "serve the site", *AUTO], api)
     started, waited, fetched = (last_results(api.message_requests[n]) for n in (1, 2, 3))
     assert "in the workspace-write sandbox, without network" in started
-    assert "Serving HTTP" in waited
+    assert "Serving HTTP" in started + waited
     assert "HELLO" not in fetched and json.loads(done.stdout)["permission_denials"]  # asked, nobody to say yes
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from support.fake_api import Reply, tool_use
+from support.fake_api import Reply
 
 
 @dataclass
@@ -44,20 +44,3 @@ def job_id(text: str) -> str:
     found = re.search(r"background job (\w+)", text)
     assert found, text
     return found.group(1)
-
-
-def call_with_job(api, name: str, make_input: Callable[[str, str], dict], id: str | None = None) -> Later:
-    """A tool call whose input is made from the last results' text and the job id found in the whole
-    conversation's first job start."""
-
-    def make(body: dict) -> list[dict]:
-        every = "\n".join(
-            block.get("content") if isinstance(block.get("content"), str) else str(block.get("content"))
-            for message in body["messages"]
-            if isinstance(message["content"], list)
-            for block in message["content"]
-            if block.get("type") == "tool_result"
-        )
-        return [tool_use(name, make_input(job_id(every), last_results(body)), id)]
-
-    return later(api, make)
