@@ -25,6 +25,7 @@ from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from mini_agent.tool_calls import ToolCalls
 from mini_agent.tools.base import ToolContext, ToolRegistry
 from mini_agent.usage import Usage
+from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -174,6 +175,7 @@ class Agent:
         try:
             self._endpoint_notices()
             notes, self.notes = [*self.notes, *self.hooks.prompt_submitted(text)], []  # kept if a hook stops it
+            notes += self._job_endings()
             trace = self.keeper.open_turn(
                 self.session, text, stdin, self.ctx.cwd, self.ctx.recent_files(), tuple(self._calls), self.emit, notes,
                 images, pasted,
@@ -188,7 +190,9 @@ class Agent:
                 if reply.stop_reason == "pause_turn":
                     continue  # a server tool paused the turn: sending the reply back resumes it
                 if calls and reply.runs_tools():
-                    self.session.append({"role": "user", "content": self.tool_calls.run(calls, reply.refused)})
+                    results = self.tool_calls.run(calls, reply.refused)
+                    results += [{"type": "text", "text": note} for note in self._job_endings()]
+                    self.session.append({"role": "user", "content": results})
                     cut = cut + 1 if reply.cut else 0
                     if cut == CUT_REPLIES:
                         return replace(self._finish(reply, [], step, usage + self.delegated, cut), trace=trace)
@@ -462,6 +466,20 @@ class Agent:
         """A run hint set (None: removed). Copied, not changed in place: a request may be reading them."""
         hints = {name: value for name, value in self.run_hints.items() if name != key}
         self.run_hints = hints if text is None else {**hints, key: text}
+
+    def _job_endings(self) -> list[str]:
+        """Background jobs that ended since the model last heard of them: a note for the model, a notice for the
+        human."""
+        if self.ctx.jobs is None:
+            return []
+        from mini_agent.tools.jobs import ending
+
+        notes = []
+        for job in self.ctx.jobs.take_endings():
+            text = self.secrets.mask(ending(job))
+            self.emit(Notice(text))
+            notes.append(system_hint("job", text, job=job.id))
+        return notes
 
     def tell_next_turn(self, *notes: str) -> None:
         """System hints the model hears at the start of the next turn (the user undid its changes)."""

@@ -97,7 +97,13 @@ class Gate:
             resolved = workspace.resolve(text)
             workspace = replace(workspace, pins=((text, resolved),))
             self.ctx.pin(text, resolved)
-        verdict = check(call, self.mode, self.rules, workspace, sandboxed=sandboxed)
+        served = None
+        if tool.name == WEB_FETCH and self.ctx.jobs is not None:
+            from mini_agent.tools.jobs import describe, serving
+
+            job = serving(self.ctx, str(arguments.get("url", "")))
+            served = describe(job) if job is not None else None
+        verdict = check(call, self.mode, self.rules, workspace, sandboxed=sandboxed, served=served)
         if tool.key_argument == "command":  # secret files a command names (`cat api/.env`): their values get masked too
             for path in secret_paths(str(arguments.get("command", ""))):
                 self.secrets.harvest(self.workspace().resolve(path), path)

@@ -28,6 +28,7 @@ REPL_BUILTINS = (
     "/trace",
     "/undo",
     "/mcp",
+    "/jobs",
     "/resume",
     "/rewind",
     "/fork",

@@ -40,6 +40,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/doctor", "/doctor", "check the key, the endpoint, the sandbox and the MCP servers", doctor),
         ("/quit", "/quit", "leave (same as /exit)", lambda repl, argument: True),
         ("/init", "/init", "explore the project and write (or improve) its AGENTS.md", init),
+        ("/jobs", "/jobs [stop ID]", "background jobs: list them, or stop one", _jobs),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
@@ -147,6 +148,12 @@ def _resume(repl, argument: str) -> None:
     message = repl.sessions.resume(repl.agent, argument or None, repl.console)
     if message:
         repl.console.print(f"[dim]{escape(message)}[/]")
+
+
+def _jobs(repl, argument: str) -> None:
+    from mini_agent.app.jobs_command import jobs_command
+
+    jobs_command(repl, argument)
 
 
 def unicode_console(console) -> bool:

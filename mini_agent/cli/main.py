@@ -293,10 +293,12 @@ def run_in_process(argv: list[str], environment: Environment) -> int:
 
 def _end_as_a_process_would() -> None:
     """What the end of the process would do after a run in this one: stop the MCP servers it started (their
-    atexit) and kill what its commands left running (the watchdog's helper sees its pipe close)."""
-    connection = sys.modules.get("mini_agent.mcp.connection")
-    if connection is not None:
-        connection.stop_all()
+    atexit), its background jobs (theirs) and kill what its commands left running (the watchdog's helper sees its
+    pipe close)."""
+    for name in ("mini_agent.mcp.connection", "mini_agent.processes.jobs"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.stop_all()
     watchdog = sys.modules.get("mini_agent.processes.watchdog")
     if watchdog is not None:
         watchdog.release()

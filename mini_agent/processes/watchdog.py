@@ -194,7 +194,12 @@ def _kill_everything(groups: set[int], token: str) -> None:
             os.killpg(group, signal.SIGKILL)
         except OSError:
             pass
-    marker = f"{TOKEN_VARIABLE}={token}".encode()
+    kill_carriers(TOKEN_VARIABLE, token)
+
+
+def kill_carriers(variable: str, value: str) -> None:
+    """SIGKILL every process whose environment holds `variable=value` (those forking meanwhile: next round)."""
+    marker = f"{variable}={value}".encode()
     for _ in range(SCAN_ROUNDS):
         carriers = _carriers(marker)
         if not carriers:
@@ -223,6 +228,11 @@ def _kill_cgroup(path: str) -> None:
         if not os.path.isdir(path):
             return
         select.select([], [], [], 0.05)
+
+
+def carriers(variable: str, value: str) -> list[int]:
+    """Live processes whose environment holds `variable=value`."""
+    return _carriers(f"{variable}={value}".encode())
 
 
 def _carriers(marker: bytes) -> list[int]:

@@ -66,8 +66,11 @@ __all__ = [
 ]
 
 
-def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandboxed: bool = True) -> Verdict:
-    """The policy for one tool call. `sandboxed`: this machine has an OS sandbox to run commands in."""
+def check(
+    call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandboxed: bool = True, served: str | None = None
+) -> Verdict:
+    """The policy for one tool call. `sandboxed`: this machine has an OS sandbox to run commands in. `served`: a
+    web_fetch of loopback goes where a background job of the session alone listens (that job, described)."""
     if call.name == BASH:
         command = str(call.arguments.get("command", ""))
         verdict = check_command(command, mode, rules, workspace, sandboxed)
@@ -77,9 +80,15 @@ def check(call: ToolCall, mode: Mode, rules: Rules, workspace: Workspace, sandbo
     if call.name in FILE_TOOLS:
         return _check_file(call, mode, rules, workspace)
     if call.name == WEB_FETCH:
-        return _check_fetch(str(call.arguments.get("url", "")), mode, rules)
+        return _check_fetch(str(call.arguments.get("url", "")), mode, rules, served)
     if is_mcp(call.name):
         return check_mcp(call, mode, rules)
+    for effect in ("deny", "ask"):  # a tool whose rules take no pattern (job_output, stop_job)
+        named = first(rules.of(effect, call.name), lambda rule: rule.pattern is None)
+        if named and effect == "deny":
+            return Deny(f"Not run: {call.name} is denied by the rule {named}.", rule=str(named))
+        if named and mode != "bypass":
+            return Ask(f"the rule {named} asks first")
     if call.risk == "read" or mode == "bypass":
         return Allow(f"{call.name} only reads" if call.risk == "read" else "bypass mode runs everything")
     if mode == "plan":
@@ -181,7 +190,7 @@ def _hard_links(path: Path) -> int:
 # ---- network ------------------------------------------------------------------------------------------------
 
 
-def _check_fetch(url: str, mode: Mode, rules: Rules) -> Verdict:
+def _check_fetch(url: str, mode: Mode, rules: Rules, served: str | None = None) -> Verdict:
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").lower()
@@ -202,9 +211,14 @@ def _check_fetch(url: str, mode: Mode, rules: Rules) -> Verdict:
     asked = first(rules.of("ask", WEB_FETCH), matches)
     if asked:
         return Ask(f"the rule {asked} asks first", "ordinary", (grant,))
-    from mini_agent.safety.netaddr import host_risk
+    from mini_agent.safety.netaddr import LOOPBACK, host_risk
 
     risk = host_risk(host) if host else None
+    if risk == LOOPBACK and served:  # judged like a public page; no "always": the port may change hands
+        allowed = first(rules.of("allow", WEB_FETCH), matches)
+        if allowed:
+            return Allow(f"allowed by {allowed}")
+        return Allow(f"auto mode fetches from {served}") if mode == "auto" else Ask(f"fetches from {served}")
     if risk:
         vouched = first(rules.of("allow", WEB_FETCH), lambda rule: vouches(rule) and matches(rule))
         if vouched:

@@ -8,6 +8,7 @@ Patterns by tool:
   home; `*` stays within one directory, `**` crosses directories, a trailing `/` means everything below.
 - web_fetch: a host (`docs.python.org`), `*.python.org` for its subdomains, or a URL glob when the pattern
   has `://`.
+- job_output and stop_job take no pattern.
 - MCP tools take no pattern: `mcp__github__create_issue` names one tool, `mcp__github` or `mcp__github__*`
   every tool of a server, and `*`/`?` glob names (safety/mcp_policy.py matches them).
 
@@ -31,9 +32,12 @@ from mini_agent.errors import ConfigError
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")
 BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH = "bash", "read_file", "write_file", "edit_file", "web_fetch"
+JOB_OUTPUT, STOP_JOB = "job_output", "stop_job"
 """The built-in tools' names: the words of the rule language, and the one place they are written (tools/ imports
 them; each tool's declaration says everything else about it, and tests/tools/test_facts.py checks they agree)."""
-TOOLS = (BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH)
+TOOLS = (BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH, JOB_OUTPUT, STOP_JOB)
+JOB_TOOLS = (JOB_OUTPUT, STOP_JOB)
+"""Tools of bash's background jobs: their rules take no pattern."""
 FILE_TOOLS = (READ_FILE, WRITE_FILE, EDIT_FILE)
 """Tools whose rules take a path glob."""
 EDIT_TOOLS = (WRITE_FILE, EDIT_FILE)
@@ -45,12 +49,16 @@ CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
     "Edit": (EDIT_FILE, WRITE_FILE),
     "MultiEdit": (EDIT_FILE, WRITE_FILE),
     "WebFetch": (WEB_FETCH,),
+    "BashOutput": (JOB_OUTPUT,),
+    "TaskOutput": (JOB_OUTPUT,),
+    "KillShell": (STOP_JOB,),
+    "KillBash": (STOP_JOB,),
 }
 """Claude Code's tool names in rules and the tools here each covers (its Edit rules cover every tool that edits
 files). Each built-in tool's alias is the first name here that covers it (tests/tools/test_facts.py)."""
 CLAUDE_WITHOUT_COUNTERPART = frozenset(
-    {"Grep", "Glob", "LS", "WebSearch", "NotebookEdit", "NotebookRead", "TodoWrite", "Task", "Agent", "BashOutput"}
-    | {"KillShell", "KillBash", "ExitPlanMode", "Skill", "SlashCommand"}
+    {"Grep", "Glob", "LS", "WebSearch", "NotebookEdit", "NotebookRead", "TodoWrite", "Task", "Agent"}
+    | {"ExitPlanMode", "Skill", "SlashCommand", "Monitor"}
 )
 """Claude Code tools a rule may name that have no counterpart here: such a rule is kept and matches nothing
 (searches run through bash here, where read-only grep, rg, find and ls run without asking)."""
@@ -145,6 +153,8 @@ def parse_rules(text: str, effect: Effect, origin: Origin) -> tuple[Rule, ...]:
         return (Rule(effect, tool, pattern, origin),)
     if tool in CLAUDE_TOOLS:
         covered = CLAUDE_TOOLS[tool]
+        if pattern is not None and covered[0] in JOB_TOOLS:
+            raise ConfigError(f"Permission rule {text!r} ({origin}): {tool} takes no pattern; write just {tool!r}.")
         pattern = None if pattern is None else _claude_pattern(covered[0], pattern)
         return tuple(Rule(effect, name, pattern, origin) for name in covered)
     if tool not in TOOLS:
@@ -152,6 +162,8 @@ def parse_rules(text: str, effect: Effect, origin: Origin) -> tuple[Rule, ...]:
             f"Permission rule {text!r} ({origin}) names an unknown tool; the tools are {', '.join(TOOLS)} "
             "(or Claude Code's Bash, Read, Write, Edit, WebFetch) and mcp__<server>__<tool>."
         )
+    if pattern is not None and tool in JOB_TOOLS:
+        raise ConfigError(f"Permission rule {text!r} ({origin}): {tool} takes no pattern; write just {tool!r}.")
     return (Rule(effect, tool, pattern, origin),)
 
 

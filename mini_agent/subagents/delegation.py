@@ -141,7 +141,9 @@ class Delegation:
             for t in parent.registry
             if t.name != TASK and (allowed is None or t.name in allowed) and t.name not in withheld
         ]
-        ctx = ToolContext(cwd=parent.ctx.cwd, data_dir=parent.ctx.data_dir, secrets=parent.secrets)
+        ctx = ToolContext(
+            cwd=parent.ctx.cwd, data_dir=parent.ctx.data_dir, secrets=parent.secrets, jobs=parent.ctx.job_table()
+        )
         static = f"{parent.static_prompt}\n\n{ROLE}"
         if definition is not None and definition.prompt:
             static += f"\n\n# Your role: {definition.name}\n\n{definition.prompt}"

@@ -1,7 +1,7 @@
-"""The five tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each,
-and the registry that turns typed functions into the schemas the model sees (base.py). Each declaration holds
-the tool's facts (alias, key argument, whether it edits files); `builtin_tool` finds a built-in tool by name or
-alias before any session's registry exists.
+"""The tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each, job_output
+and stop_job for bash's background jobs (jobs.py), and the registry that turns typed functions into the schemas
+the model sees (base.py). Each declaration holds the tool's facts (alias, key argument, whether it edits
+files); `builtin_tool` finds a built-in tool by name or alias before any session's registry exists.
 
 Shared by the file tools and by @mentions (context/): textfile.py (encoding, BOM, line endings, atomic writes) and
 file_view.py (paths that are not usable text, numbered lines); image_file.py (an image recognised, checked and
@@ -17,23 +17,34 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from mini_agent.safety.rules import BASH, EDIT_FILE, READ_FILE, WEB_FETCH, WRITE_FILE
+from mini_agent.safety.rules import BASH, EDIT_FILE, JOB_OUTPUT, READ_FILE, STOP_JOB, WEB_FETCH, WRITE_FILE
 from mini_agent.tools.base import Tool, ToolRegistry
 
-__all__ = ["BASH", "EDIT_FILE", "READ_FILE", "WEB_FETCH", "WRITE_FILE", "builtin_tool", "default_tools"]
+__all__ = [
+    "BASH",
+    "EDIT_FILE",
+    "JOB_OUTPUT",
+    "READ_FILE",
+    "STOP_JOB",
+    "WEB_FETCH",
+    "WRITE_FILE",
+    "builtin_tool",
+    "default_tools",
+]
 """The names: for the few places above that must name a built-in tool (the policy's own call, a default);
 everything else about a tool is read from its declaration."""
 
 
 def default_tools() -> ToolRegistry:
-    """The registry of the five built-in tools, in the order the model sees them."""
+    """The registry of the built-in tools, in the order the model sees them."""
     from mini_agent.tools.bash import bash
     from mini_agent.tools.edit_file import edit_file
+    from mini_agent.tools.jobs import job_output, stop_job
     from mini_agent.tools.read_file import read_file
     from mini_agent.tools.web_fetch import web_fetch
     from mini_agent.tools.write_file import write_file
 
-    return ToolRegistry([read_file, write_file, edit_file, bash, web_fetch])
+    return ToolRegistry([read_file, write_file, edit_file, bash, job_output, stop_job, web_fetch])
 
 
 @lru_cache(maxsize=1)

@@ -69,9 +69,21 @@ class ToolContext:
     """The session's known secrets: read_file adds the values of the credential files it reads."""
     checked_paths: dict[str, tuple[Path, Path]] = field(default_factory=dict, repr=False)
     """Path arguments as the permission policy last resolved them: text -> (working directory, resolved path)."""
+    jobs: Any = field(default=None, repr=False)
+    """The session's background jobs (a `processes.jobs.JobTable`), made on first use (`job_table`); a
+    sub-agent shares its parent's."""
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     """Set when Ctrl-C stopped a reply's calls while some still ran in worker threads, which the interrupt does
     not reach: a long-running one (a sub-agent) checks it and stops."""
+
+    def job_table(self):
+        """The session's background jobs, their spools under the data dir (hidden from every sandbox)."""
+        with self.lock:
+            if self.jobs is None:
+                from mini_agent.processes.jobs import JobTable
+
+                self.jobs = JobTable(self.data_dir)
+            return self.jobs
 
     def resolve(self, path: str) -> Path:
         """An absolute path: `~` expanded, relative paths taken from the working directory."""

@@ -13,7 +13,7 @@ from pydantic import Field
 from mini_agent.processes.run import BoundedOutput, Finished, child_environment, run_captured, run_launched
 from mini_agent.tools._arguments import CommandText
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, ToolResult, tool
-from mini_agent.tools.exit_line import exit_line, shell_exit
+from mini_agent.tools.exit_line import exit_line, output_text, shell_exit
 from mini_agent.xmltext import system_hint
 
 if TYPE_CHECKING:
@@ -41,11 +41,14 @@ and shell state do not. stdin is closed and pagers are disabled, so never run in
 REPLs, `git rebase -i`, prompts): use non-interactive flags such as `-y`, `--yes`, `--no-edit`, `-m`. Set
 `timeout` (seconds, up to 600, default 120) for builds, test suites and installs; on timeout the command and
 everything it started are killed. Output beyond 30,000 characters is cut in the middle: redirect big outputs
-to a file and read it with read_file, or filter with grep, head or tail. A command started in the background
-with `&` keeps running after the call returns, until the session ends, when it runs outside the sandbox (inside,
-it ends with the call); redirect its output to a file (`cmd > log 2>&1 &`) to read it later. Quote paths that
-contain spaces. The user's request for this turn, in their own words, is in `$MINI_AGENT_REQUEST` for any script
-or sub-agent you start. Commands that run without the user's approval run in an OS sandbox: read-only ones
+to a file and read it with read_file, or filter with grep, head or tail. For a server, a watcher or anything
+that must keep running, set `run_in_background: true` (not `&`, which ends with the call inside the sandbox): you
+get a job id at once; read its new output with job_output (wait for a line such as "listening" with its `wait`
+and `filter`), end it with stop_job. Jobs end with the session; a job that ends on its own is reported at your
+next step. A job's server on 127.0.0.1 can be fetched with web_fetch when the job runs outside the sandbox
+or in one with network (sandboxed commands have no network of their own). Quote paths that contain spaces. The
+user's request for this turn, in their own words, is in `$MINI_AGENT_REQUEST` for any script or sub-agent you
+start. Commands that run without the user's approval run in an OS sandbox: read-only ones
 cannot write anything but `$TMPDIR`, others can write only inside the project and temp dirs, and neither can
 reach the network or read credentials. When a result carries a sandbox hint and the command really needs more,
 call it again with `outside_sandbox: true`: that asks the user, who may refuse.
@@ -69,6 +72,7 @@ def bash(
     timeout: Annotated[int, Field(ge=1, le=600)] = 120,
     description: str | None = None,
     outside_sandbox: bool = False,
+    run_in_background: bool = False,
 ) -> ToolResult:
     """Run a shell command with bash in the current working directory and return its output and exit code.
 
@@ -83,8 +87,14 @@ def bash(
         description: A few words saying what the command does, shown to the user, e.g. "Run the unit tests".
         outside_sandbox: Ask the user to run this command outside the OS sandbox. Only after the sandbox blocked
             it (the result said so) and the task needs the write or the network access it was denied.
+        run_in_background: Start the command as a background job and return its job id at once (for servers,
+            watchers, long builds). Read its output with job_output, end it with stop_job; it ends with the session.
     """
     _check(ctx, command)
+    if run_in_background:
+        from mini_agent.tools.jobs import start_job
+
+        return start_job(ctx, command, _environment(ctx.request), ctx.confinement)
     output = BoundedOutput(OUTPUT_LIMIT // 2, OUTPUT_LIMIT // 2)
     descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
     os.close(descriptor)
@@ -93,7 +103,7 @@ def bash(
         new_cwd = _final_directory(Path(pwd_file))
     except KeyboardInterrupt:
         # The group is already killed (run_captured); what it printed is the model's best clue to how far it got.
-        raise ToolInterrupted(_text(output)) from None
+        raise ToolInterrupted(output_text(output)) from None
     finally:
         os.unlink(pwd_file)
     moved = new_cwd is not None and new_cwd != ctx.cwd.resolve()  # a symlinked cwd is not a move
@@ -119,8 +129,7 @@ def _run(
     # The trap shares the command's first line so bash's line numbers in error messages stay the user's own;
     # it writes the shell's final directory on any exit, and leaves the exit status untouched.
     tracked = f"trap 'pwd -P >| {shlex.quote(str(pwd_file))} 2>/dev/null' EXIT; {command}"
-    env = child_environment()
-    env.update(NON_INTERACTIVE_ENV, MINI_AGENT_REQUEST=request[:REQUEST_ENV_LIMIT].replace("\0", ""))
+    env = _environment(request)
     argv, launch = ["bash", "-c", tracked], None
     if confinement is not None:
         from mini_agent.safety.sandbox import SandboxUnavailable, confine
@@ -140,6 +149,13 @@ def _run(
     finally:
         if launch is not None:
             launch.cleanup()
+
+
+def _environment(request: str) -> dict[str, str]:
+    """A command's environment: ours without the agent's credentials, nothing interactive, the user's request."""
+    env = child_environment()
+    env.update(NON_INTERACTIVE_ENV, MINI_AGENT_REQUEST=request[:REQUEST_ENV_LIMIT].replace("\0", ""))
+    return env
 
 
 def _sandbox_hint(report: str, finished: Finished, confinement) -> str:
@@ -173,23 +189,10 @@ def _final_directory(pwd_file: Path) -> Path | None:
 
 
 def _report(output: BoundedOutput, finished: Finished, timeout: int, new_cwd: Path | None) -> str:
-    parts = [_text(output) or "(no output)"]
+    parts = [output_text(output) or "(no output)"]
     if finished.timed_out:
         parts.append(f"Command timed out after {timeout} s; process group killed.")
     if new_cwd is not None:
         parts.append(f"Working directory is now {new_cwd}")
     parts.append(exit_line(*shell_exit(finished.returncode)))
     return "\n".join(parts)
-
-
-def _text(output: BoundedOutput) -> str:
-    if not output.omitted:
-        return (output.head + output.tail).rstrip("\n")
-    hint = system_hint(
-        "truncated",
-        f"The output was {output.total} characters; {output.omitted} in the middle were cut. To see all of it, "
-        "rerun the command redirecting its output to a file and read that with read_file, or filter the output "
-        "with grep, head or tail.",
-        omitted_chars=str(output.omitted),
-    )
-    return f"{output.head}\n\n[... {output.omitted} characters omitted ...]\n\n{output.tail.rstrip(chr(10))}\n{hint}"

@@ -1,6 +1,7 @@
-"""How a command ended, as the bash tool reports it: the number and signal it puts on its ToolResult
-(`exit_code`, `killed_by`) and the last line the model reads, `exit code: N` or `exit code: 137 (killed by
-SIGKILL)`. Readers use the numbers on the result; nothing parses the text back.
+"""How a command ended and what it printed, as bash and the job tools report them: the number and signal put on
+the ToolResult (`exit_code`, `killed_by`), the last line the model reads, `exit code: N` or `exit code: 137 (killed
+by SIGKILL)`, and the output kept as head and tail with the cut said (`output_text`). Readers use the numbers on
+the result; nothing parses the text back.
 
 Imports nothing heavy.
 """
@@ -8,6 +9,12 @@ Imports nothing heavy.
 from __future__ import annotations
 
 import signal
+from typing import TYPE_CHECKING
+
+from mini_agent.xmltext import system_hint
+
+if TYPE_CHECKING:
+    from mini_agent.processes.run import BoundedOutput
 
 
 def shell_exit(returncode: int) -> tuple[int, str | None]:
@@ -25,3 +32,17 @@ def shell_exit(returncode: int) -> tuple[int, str | None]:
 def exit_line(code: int, killed_by: str | None = None) -> str:
     """The line the model reads after a command's output."""
     return f"exit code: {code}" + (f" (killed by {killed_by})" if killed_by else "")
+
+
+def output_text(output: BoundedOutput) -> str:
+    """The output as the model reads it: all of it, or its head and tail and how much was cut between."""
+    if not output.omitted:
+        return (output.head + output.tail).rstrip("\n")
+    hint = system_hint(
+        "truncated",
+        f"The output was {output.total} characters; {output.omitted} in the middle were cut. To see all of it, "
+        "rerun the command redirecting its output to a file and read that with read_file, or filter the output "
+        "with grep, head or tail.",
+        omitted_chars=str(output.omitted),
+    )
+    return f"{output.head}\n\n[... {output.omitted} characters omitted ...]\n\n{output.tail.rstrip(chr(10))}\n{hint}"

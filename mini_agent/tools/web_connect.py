@@ -2,7 +2,8 @@
 
 Host names are resolved here and the connection goes to the address that was vetted, so a DNS answer cannot
 change between check and connect; before connecting to a loopback, private, link-local or metadata address,
-the check (ToolContext.check_destination) is asked, at most once per (host, address) per fetch. TLS still
+the check (ToolContext.check_destination) is asked, at most once per (host, address) per fetch; a loopback port
+that a background job of the session alone listens on is not (`Served`). TLS still
 verifies the certificate for the host name, and the Host header stays the name. Through a proxy (HTTP_PROXY,
 HTTPS_PROXY, ALL_PROXY) the name is resolved and vetted the same way before the proxy is handed it.
 """
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterable
 from ipaddress import ip_address
 from typing import TYPE_CHECKING
 
-from mini_agent.safety.netaddr import address_risk, host_risk
+from mini_agent.safety.netaddr import LOOPBACK, address_risk, host_risk
 
 if TYPE_CHECKING:
     import httpcore
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 
 Check = Callable[[str, str, str], None]
 """ToolContext.check_destination: (url, host, reason) -> None to allow; raises ToolError to refuse."""
+Served = Callable[[str, int], bool]
+"""Whether a background job of the session alone listens on this loopback (address, port): reached unasked, as
+the permission policy already judged the call knowing it (tools/jobs.py)."""
 
 
 def resolve(host: str, port: int) -> list[str]:
@@ -33,8 +37,8 @@ def resolve(host: str, port: int) -> list[str]:
 class Destinations:
     """The addresses one fetch may connect to: flagged ones go to the check, each (host, address) once."""
 
-    def __init__(self, check: Check | None) -> None:
-        self.check = check
+    def __init__(self, check: Check | None, served: Served | None = None) -> None:
+        self.check, self.served = check, served
         self.url = ""  # the hop being fetched, for the check to show
         self._allowed: set[tuple[str, str]] = set()
 
@@ -85,6 +89,10 @@ class _PinnedBackend:
         except OSError as exc:
             raise httpcore.ConnectError(str(exc)) from exc
         risks = {address: address_risk(address) for address in addresses}
+        served = self._destinations.served
+        jobs = [a for a in addresses if served is not None and risks[a] == LOOPBACK and served(a, port)]
+        if jobs:  # a job's server: only where the job alone listens (never the other loopback address)
+            addresses, risks = jobs, dict.fromkeys(jobs)
         failure: Exception = httpcore.ConnectError(f"{host} resolves to no address")
         for address in sorted(addresses, key=lambda address: risks[address] is not None):  # public ones first
             risk = risks[address]

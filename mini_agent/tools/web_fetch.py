@@ -23,7 +23,8 @@ from pydantic import Field
 
 from mini_agent import __version__
 from mini_agent.tools.base import NetworkError, ToolContext, ToolError, tool
-from mini_agent.tools.web_connect import Check, Connections, Destinations
+from mini_agent.tools.jobs import serving
+from mini_agent.tools.web_connect import Check, Connections, Destinations, Served
 from mini_agent.tools.web_content import decode, kind_of, sniff, snippet
 from mini_agent.xmltext import system_hint
 
@@ -99,8 +100,10 @@ def web_fetch(ctx: ToolContext, url: str, offset: Annotated[int, Field(ge=0)] = 
     url = _checked_url(url)
     page = _cached(url)
     if page is None:
-        page = _fetch(url, ctx.check_destination)
-        _remember(page)
+        served = (lambda address, port: ctx.jobs.serving(address, port) is not None) if ctx.jobs else None
+        page = _fetch(url, ctx.check_destination, served)
+        if served is None or serving(ctx, url) is None:  # a job's dev server changes under the cache
+            _remember(page)
     return _render(page, offset)
 
 
@@ -147,12 +150,13 @@ def _remember(page: Page) -> None:
             _cache.popitem(last=False)
 
 
-def _fetch(url: str, check: Check | None) -> Page:
-    """Download and convert one URL; every failure becomes a ToolError or NetworkError that says why."""
+def _fetch(url: str, check: Check | None, served: Served | None = None) -> Page:
+    """Download and convert one URL; every failure becomes a ToolError or NetworkError that says why. `served`: a
+    loopback address and port a background job of the session alone listens on, reached without asking."""
     import httpx
 
     connections = Connections(
-        Destinations(check),
+        Destinations(check, served),
         httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
         {"User-Agent": USER_AGENT, "Accept": ACCEPT},
     )

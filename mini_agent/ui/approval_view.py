@@ -21,6 +21,7 @@ from mini_agent.ui.terminal_text import CONTROLS_WARNING, any_controls, has_cont
 COLOURS = {"destructive": "31", "sensitive": "33", "ordinary": "36", "read-only": "32"}
 SHOWN_ELSEWHERE = {"command", "content", "old_string", "new_string", "description"}
 """Arguments shown as the command line, the diff or a line of their own rather than in the argument line."""
+BACKGROUND = "runs as a background job: it keeps running after this call, until it is stopped or the session ends"
 FULL_DIFF_KEY = "v"
 BELOW_DIFF = 4
 """Rows under the diff: the "more" line, the answers, the prompt, and the row the answer scrolls."""
@@ -56,6 +57,8 @@ def approval_block(request: ApprovalRequest, paint: Paint, rows: int = 24, colum
         description = request.arguments.get("description")
         if description:
             whole.append(("2", "# " + " ".join(visible(str(description)).split())))
+        if request.arguments.get("run_in_background") is True:
+            whole.append(("1", BACKGROUND))
     extra = other_arguments(request.tool, request.arguments)
     if extra:
         whole.append(("2", extra))
@@ -134,7 +137,7 @@ def other_arguments(tool: Tool, arguments: dict) -> str:
             continue
         if "default" in properties.get(name, {}) and properties[name]["default"] == value:
             continue
-        if tool.risk == "exec" and name in ("timeout", "outside_sandbox"):
+        if tool.risk == "exec" and name in ("timeout", "outside_sandbox", "run_in_background"):
             continue  # the reason says when a command leaves the sandbox; a timeout is no risk
         text = json.dumps(value) if isinstance(value, bool) else " ".join(visible(str(value)).split())
         shown.append(f"{visible(name)}: {text}")

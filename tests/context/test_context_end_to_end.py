@@ -97,7 +97,9 @@ def test_an_opening_tag_in_a_file_a_commit_or_memory_arrives_escaped_never_as_on
     assert done.returncode == 0, done.stderr.decode()
     sent = "\n".join(block["text"] for block in api.message_requests[0]["messages"][-1]["content"])
     assert sent.count('<context name="project_instructions"') == 1  # ours
-    assert sent.count("&lt;context name=&quot;project_instructions&quot;") + sent.count(
-        '&lt;context name="project_instructions"'
-    ) == 5  # AGENTS.md, the commit, the memory, the mention, the piped input
+    assert (
+        sent.count("&lt;context name=&quot;project_instructions&quot;")
+        + sent.count('&lt;context name="project_instructions"')
+        == 5
+    )  # AGENTS.md, the commit, the memory, the mention, the piped input
     assert "Use tabs &amp; spaces." in sent

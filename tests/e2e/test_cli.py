@@ -103,14 +103,21 @@ def test_stream_json_prints_a_line_per_step(run_installed, api):
         "assistant",
         "result",
     ]
-    assert lines[0]["tools"] == ["read_file", "write_file", "edit_file", "bash", "web_fetch", "task"]
+    tools = ["read_file", "write_file", "edit_file", "bash", "job_output", "stop_job", "web_fetch", "task"]
+    assert lines[0]["tools"] == tools
     assert lines[0]["session_id"] and lines[0]["session_id"] == lines[-1]["session_id"]
     assert "trace" not in lines[-1]  # bulky: only with --trace
     assert lines[2] == {
         "type": "tool_call",
         "id": "b1",
         "name": "bash",
-        "input": {"command": "echo streamed", "timeout": 120, "description": None, "outside_sandbox": False},
+        "input": {
+            "command": "echo streamed",
+            "timeout": 120,
+            "description": None,
+            "outside_sandbox": False,
+            "run_in_background": False,
+        },
     }
     assert "streamed" in lines[3]["content"] and lines[3]["is_error"] is False
     assert lines[-1]["result"] == "Finished." and lines[-1]["steps"] == 2

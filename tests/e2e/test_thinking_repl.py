@@ -11,7 +11,8 @@ PROMPT = "›"
 
 def test_ctrl_o_prints_the_last_thinking_that_was_shown_folded(api, tmp_path):
     api.script(answer(thinking("First weigh the options.\x07 Then pick one.", "sig-P"), "Picked."))
-    child = spawn(api, tmp_path, "--provider", "anthropic", "--base-url", api.url, "--model", "claude-opus-4-1", "--effort", "low")
+    budget_model = ("--model", "claude-opus-4-1")  # a model that takes a thinking budget
+    child = spawn(api, tmp_path, "--provider", "anthropic", "--base-url", api.url, *budget_model, "--effort", "low")
     child.expect(PROMPT)
     child.sendline("pick one")
     child.expect(r"Thought for \d+ tokens \(Ctrl-O to show\)")

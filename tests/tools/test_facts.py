@@ -11,7 +11,17 @@ import pytest
 
 from mini_agent.hooks import Hooks
 from mini_agent.hooks.definitions import HookDef
-from mini_agent.tools import BASH, EDIT_FILE, READ_FILE, WEB_FETCH, WRITE_FILE, builtin_tool, default_tools
+from mini_agent.tools import (
+    BASH,
+    EDIT_FILE,
+    JOB_OUTPUT,
+    READ_FILE,
+    STOP_JOB,
+    WEB_FETCH,
+    WRITE_FILE,
+    builtin_tool,
+    default_tools,
+)
 from mini_agent.tools.base import ToolContext, tool
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mini_agent"
@@ -36,9 +46,11 @@ def test_every_built_in_tool_and_the_task_tool_declares_its_alias_and_key_argume
         "edit_file": ("Edit", "path", True),
         "bash": ("Bash", "command", False),
         "web_fetch": ("WebFetch", "url", False),
+        "job_output": ("BashOutput", "job_id", False),
+        "stop_job": ("KillShell", "job_id", False),
         "task": ("Task", "description", False),
     }
-    assert [item.name for item in BUILTIN] == [READ_FILE, WRITE_FILE, EDIT_FILE, BASH, WEB_FETCH]
+    assert [item.name for item in BUILTIN] == [READ_FILE, WRITE_FILE, EDIT_FILE, BASH, JOB_OUTPUT, STOP_JOB, WEB_FETCH]
 
 
 @pytest.mark.parametrize("declared", every_tool(), ids=lambda item: item.name)
@@ -89,7 +101,7 @@ def test_the_rules_claude_spelling_agrees_with_the_tools_aliases():
     from mini_agent.safety.rules import CLAUDE_TOOLS, CLAUDE_WITHOUT_COUNTERPART
 
     assert {item.alias: CLAUDE_TOOLS[item.alias][0] for item in BUILTIN} == {item.alias: item.name for item in BUILTIN}
-    assert set(CLAUDE_TOOLS) - {item.alias for item in BUILTIN} == {"MultiEdit"}
+    assert set(CLAUDE_TOOLS) - {item.alias for item in BUILTIN} == {"MultiEdit", "TaskOutput", "KillBash"}
     assert task_tool().alias in CLAUDE_WITHOUT_COUNTERPART
 
 
