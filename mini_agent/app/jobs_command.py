@@ -29,7 +29,8 @@ def jobs_command(repl, argument: str) -> None:
         return
     now = time.time()
     for job in jobs:  # a command may name a secret's value: masked, as in the tool lines
-        repl.console.print(escape(repl.agent.secrets.mask(job_line(job, now))), highlight=False)
+        # One line per job, wrapped by the terminal: a long command is never broken into pieces a copy keeps.
+        repl.console.print(escape(repl.agent.secrets.mask(job_line(job, now))), highlight=False, soft_wrap=True)
 
 
 def job_line(job, now: float) -> str:

@@ -62,8 +62,8 @@ class Compactor:
         """Bring the conversation under `target` tokens if the stages can; the session's view is replaced.
 
         `size` is the conversation's size as best known (anchored on the API's usage); else it is estimated.
-        `zone` (keeper.py): `cheap` runs only the stages without a model call; `danger` thins the context blocks
-        before anything else.
+        `zone` (keeper.py): `cheap` only stubs old tool results (what a tool call can bring back); `danger` thins
+        the context blocks before anything else.
         """
         messages = session.messages
         report = CompactionReport(trigger, size if size is not None else measure(messages), zone=zone)
@@ -94,7 +94,7 @@ class Compactor:
                 messages, summary_hint, report.summarised_messages, report.restored_instructions = summarised
                 size = measure(messages) + count(summary_hint)  # the summary travels in the system prompt
                 report.stages.append(f"summarised {report.summarised_messages} messages")
-        if size > target:
+        if size > target and zone != "cheap":  # a cut loses words no tool call brings back: after a summary only
             messages, cut = truncate_long_blocks(messages, TRUNCATE_OVER_CHARS)
             if cut:
                 size = measure(messages)

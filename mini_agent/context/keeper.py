@@ -35,10 +35,11 @@ CHEAP_SHARE = 0.5
 DANGER_SHARE = 0.95
 CHEAP_STEP = 0.1
 """The zones of the window (seed 004 §6.2), with the threshold (0.8 by default) between the middle two: below
-CHEAP_SHARE nothing is done; from it to the threshold the cheap stages run (old tool results stubbed, overlong
-blocks cut: no model call), again only once the conversation grew by another CHEAP_STEP of the window, since
-every change to old messages costs the prompt cache; from the threshold the history is summarised; over
-DANGER_SHARE the P2 context blocks are dropped and the P1 ones shrunk before anything else."""
+CHEAP_SHARE nothing is done; from it to the threshold the cheap stage runs (old tool results stubbed: no model
+call, nothing lost that a tool call cannot bring back), again only once the conversation grew by another
+CHEAP_STEP of the window, since every change to old messages costs the prompt cache; from the threshold the
+history is summarised; over DANGER_SHARE the P2 context blocks are dropped and the P1 ones shrunk before anything
+else."""
 
 
 class ContextKeeper:

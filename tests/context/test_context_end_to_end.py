@@ -33,7 +33,7 @@ def test_a_forty_step_session_compacts_and_keeps_what_matters(run_cli, api, tmp_
     done = run_cli(
         ["-p", TYPED, "--output-format", "json", "--trace", "--max-steps", "60", "--permission-mode", "auto"],
         api,
-        env={"MINI_AGENT_CONTEXT_WINDOW": "20000"},
+        env={"MINI_AGENT_CONTEXT_WINDOW": "24000"},  # the system prompt and tools alone are ~8k of it
     )
     assert done.returncode == 0, done.stderr.decode()
     record = json.loads(done.stdout)
@@ -57,7 +57,7 @@ def test_a_forty_step_session_compacts_and_keeps_what_matters(run_cli, api, tmp_
     compacted_at = [i for i, body in enumerate(main) if "context_summary" in json.dumps(body["system"])]
     assert compacted_at, "the session never compacted"
     report = trace["compactions"][0]
-    assert report["tokens_before"] > 16_000 > 8_000 > report["tokens_after"]  # 80 % of the window, then half that
+    assert report["tokens_before"] > 19_200 > 9_600 > report["tokens_after"]  # 80 % of the window, then half that
     for index, body in enumerate(main):
         messages = body["messages"]
         assert pairing_problems(messages) == [], index
