@@ -24,12 +24,21 @@ def status_parts(result: TurnResult, session: Session, window: int, size: int, m
     parts = {"in": f"{short_count(read)} in", "out": f"{short_count(usage.output_tokens)} out"}
     if read:
         parts["cached"] = f"{usage.cache_read_input_tokens / read:.0%} cached"
-    turn_cost, session_cost = cost(model, usage), cost(model, session.usage)
+    turn_cost, session_cost = cost(model, usage), session_spent(session, model)
     if turn_cost is not None and session_cost is not None:
         parts["cost"] = f"{dollars(turn_cost)} ({dollars(session_cost)} session)"
     if window:
         parts["ctx"] = f"ctx {size / window:.0%} of {short_count(window)}"
     return parts
+
+
+def session_spent(session: Session, model: str) -> float | None:
+    """The session's cost, each model's usage at its own prices (a /model switch does not re-price what came
+    before; a sub-agent of its own model is priced at it); None when no model used has a price."""
+    by_model = session.usage_by_model or {model: session.usage}
+    spent = (cost(name or model, usage) for name, usage in by_model.items())  # unnamed: the model in use
+    known = [money for money in spent if money is not None]
+    return sum(known) if known else None
 
 
 def fitted(parts: dict[str, str], width: int, separator: str) -> str:

@@ -269,3 +269,17 @@ def _frame(renderer: ReplRenderer) -> str:
     out = io.StringIO()
     Console(file=out, width=60).print(renderer.spinner)
     return out.getvalue().strip().split(" ", 1)[1]
+
+
+def test_the_session_cost_prices_each_model_s_usage_at_its_own_rate_after_a_switch():
+    """After /model, what the earlier model spent keeps its price: the status line must not re-price it."""
+    renderer, _ = plain()
+    session = Session()
+    session.record_model("claude-opus-4-1")
+    session.record_usage(Usage(input_tokens=1_000_000))  # $15 at Opus 4.1's rate
+    session.record_model("claude-haiku-4-5")
+    turn = Usage(input_tokens=1_000_000)  # $1 at Haiku 4.5's
+    session.record_usage(turn)
+    renderer.model = "claude-haiku-4-5"
+    renderer.turn_finished(TurnResult("ok", "end_turn", 1, turn), session, 200_000, 0)
+    assert "$1.00 ($16.00 session)" in shown(renderer)[0]  # was $2.00: the whole session at Haiku's rate
