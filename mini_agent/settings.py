@@ -359,7 +359,17 @@ class Settings:
         known += [(value, names.get(value, "a secret environment variable")) for value in self.env_secrets]
         return SecretSet([(value, label) for value, label in known if _secret_sized(value)], project=self.cwd)
 
-    def require_credentials(self) -> None:
+    def require_credentials(self, variable: str | None = None) -> None:
+        """`variable`: the one the key is read from when it is not ANTHROPIC_API_KEY (a provider's own, or
+        api_key_variable), named in the error: a provider never gets another's key."""
+        if self.api_key or self.auth_token:
+            return
+        if variable and variable != "ANTHROPIC_API_KEY":
+            whose = f"--provider {self.provider}" if self.provider else "api_key_variable"
+            raise ConfigError(
+                f"No API key: {whose} reads it from {variable}, which is not set (`export {variable}=...`). "
+                "ANTHROPIC_API_KEY is never sent to another provider's server."
+            )
         if not (self.api_key or self.auth_token):
             raise ConfigError(
                 "No API key configured. Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway), e.g. "

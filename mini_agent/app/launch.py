@@ -36,7 +36,10 @@ def launch(
     started = environment.clock()
     stdin = environment.stdin
     interactive = prompt is None and stdin is not None and environment.stdin_isatty
-    settings.require_credentials()
+    from mini_agent.model.endpoints import PRESETS
+
+    preset = PRESETS.get(settings.provider or "")
+    settings.require_credentials(settings.api_key_variable or (preset.key_variable if preset else None))
     from mini_agent.model import AnthropicProvider
     from mini_agent.step_preload import PRELOAD
 

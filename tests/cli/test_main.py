@@ -122,6 +122,13 @@ def test_a_server_that_leaves_the_prompt_s_count_out_is_shown_the_estimate_not_a
     assert record["context_tokens"] > 1000  # the system prompt and tool schemas alone are thousands
 
 
+def test_a_missing_key_names_the_provider_s_own_variable_even_when_anthropic_s_is_set(run_cli):
+    done = run_cli(["-p", "hi", "--provider", "deepseek"], env={"ANTHROPIC_API_KEY": TEST_KEY, "DEEPSEEK_API_KEY": ""})
+    assert done.returncode == 2
+    said = done.stderr.decode()
+    assert "DEEPSEEK_API_KEY" in said and "Set ANTHROPIC_API_KEY" not in said and TEST_KEY not in said
+
+
 def test_a_preset_s_unreachable_server_is_named_without_blaming_a_flag_never_given():
     from mini_agent.model.endpoints import PRESETS, connect_advice
 
