@@ -205,6 +205,9 @@ class AnthropicProvider:
         """The model the endpoint serves first, for servers that host one of the user's choosing (vLLM, llama.cpp)."""
         self.warm_up()
         models = self.discovery(DISCOVERY_WAIT).models
+        if not models and not answers(self.settings.base_url):
+            advice = connect_advice(self.settings.base_url, self.settings.provider)
+            raise ProviderError(f"Nothing answers at {self.settings.base_url}. {advice}")
         if not models:
             raise ProviderError(
                 f"No model configured, and {self.settings.base_url} lists none at /v1/models. "
@@ -354,3 +357,18 @@ def _event(name: str | None, data: str) -> dict | None:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def answers(base_url: str, timeout: float = 1.0) -> bool:
+    """Whether anything accepts a connection at the URL's host and port (a local server that is not running
+    refuses at once)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+            return True
+    except OSError:
+        return False

@@ -83,5 +83,9 @@ def connect_advice(base_url: str, provider: str | None) -> str:
     (the user never typed it), else the setting that chose it."""
     preset = PRESETS.get(provider or "")
     if preset is not None and base_url.rstrip("/") == preset.base_url.rstrip("/"):
-        return f"Is the {provider} server running there? --provider {provider} uses it; --base-url changes it."
+        server = SERVER_NAMES.get(provider or "", f"the {provider} server")
+        return f"Is {server} running there? --provider {provider} uses it; --base-url changes it."
     return "Check --base-url / ANTHROPIC_BASE_URL."
+
+
+SERVER_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp's server", "litellm": "the LiteLLM proxy", "ollama": "Ollama"}

@@ -129,11 +129,17 @@ def test_a_missing_key_names_the_provider_s_own_variable_even_when_anthropic_s_i
     assert "DEEPSEEK_API_KEY" in said and "Set ANTHROPIC_API_KEY" not in said and TEST_KEY not in said
 
 
+def test_a_local_server_that_is_not_listening_is_said_so_not_that_it_lists_no_models(run_cli):
+    done = run_cli(["-p", "hi", "--provider", "vllm", "--base-url", "http://127.0.0.1:9"], env={"ANTHROPIC_API_KEY": ""})
+    said = done.stderr.decode()
+    assert done.returncode == 1 and "Nothing answers at http://127.0.0.1:9" in said and "lists none" not in said
+
+
 def test_a_preset_s_unreachable_server_is_named_without_blaming_a_flag_never_given():
     from mini_agent.model.endpoints import PRESETS, connect_advice
 
     advice = connect_advice(PRESETS["ollama"].base_url, "ollama")
-    assert "Is the ollama server running there?" in advice and advice.endswith(".")
+    assert "Is Ollama running there?" in advice and advice.endswith(".")
     assert connect_advice("http://10.0.0.5:11434", "ollama") == "Check --base-url / ANTHROPIC_BASE_URL."
     assert connect_advice("https://api.anthropic.com", None) == "Check --base-url / ANTHROPIC_BASE_URL."
 
