@@ -4,18 +4,11 @@ the command itself through `run_cli`, against the loopback model."""
 
 from __future__ import annotations
 
-import io
 import json
-from types import SimpleNamespace
 
+from support import repl_commands
 from support.fake_api import answer, thinking, tool_use
 
-from mini_agent.app.build import AgentBuilder
-from mini_agent.app.lifecycle import SessionLifecycle
-from mini_agent.app.repl_commands import builtin_commands
-from mini_agent.model import AnthropicProvider
-from mini_agent.safety.permissions import Allow
-from mini_agent.ui.console import ReplRenderer
 from mini_agent.ui.repl_input import ModeSwitch, key_bindings
 
 
@@ -25,16 +18,8 @@ def claude(api) -> list[str]:
 
 
 def built(api, settings):
-    from rich.console import Console
-
-    provider = AnthropicProvider(settings, sleep=lambda seconds: None)
-    sessions = SessionLifecycle(settings)
-    console = Console(file=io.StringIO(), width=100)
-    renderer = ReplRenderer(console, model=settings.model)
-    agent = AgentBuilder(settings, provider, sessions)(renderer, lambda request: Allow())
-    repl = SimpleNamespace(agent=agent, console=console, renderer=renderer, settings=settings, sessions=sessions)
-    repl.commands = builtin_commands(repl)
-    return agent, repl, sessions
+    """The agent as `launch` builds it for the REPL, and the REPL's commands over it."""
+    return repl_commands.built(settings, warm_up=False)
 
 
 def run(repl, line: str) -> str:

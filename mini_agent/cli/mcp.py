@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Add a server to your config (or the project's), e.g. `mcp add fs -- npx -y server-filesystem .` or
         `mcp add --transport sse asana https://mcp.asana.com/sse`."""
-        from mini_agent.mcp.edit import add_server, server_table
+        from mini_agent.mcp.edit import server_table
 
         transport = transport.lower().replace("streamable-http", "http")
         if transport not in ("", "stdio", "http", "sse"):
@@ -70,12 +70,7 @@ def register(app: typer.Typer) -> None:
             fail(f"A {transport} server takes {'a command' if transport == 'stdio' else 'a URL'}.")
         pairs = dict(item.partition("=")[::2] for item in env)
         headers = {key.strip(): value.strip() for key, _, value in (item.partition(":") for item in header)}
-        path = _config_path(scope)
-        try:
-            add_server(path, name, server_table(command or [], pairs, url, headers, sse=transport == "sse"))
-        except MiniAgentError as exc:
-            fail(str(exc))
-        print(f"Added the MCP server {name} to {path}.")
+        _add(scope, name, server_table(command or [], pairs, url, headers, sse=transport == "sse"))
 
     @mcp_app.command("add-json")
     def add_json_command(
@@ -84,20 +79,13 @@ def register(app: typer.Typer) -> None:
         scope: str = typer.Option("user", "--scope", "-s", help="user | project or local."),
     ) -> None:
         """Add a server from the JSON Claude Code's `mcp add-json` takes."""
-        from mini_agent.mcp.edit import add_server
-
         try:
             table = json.loads(definition)
         except ValueError as exc:
             fail(f"Not JSON: {exc}.")
         if not isinstance(table, dict):
             fail('The definition must be a JSON object, e.g. {"command": "npx", "args": ["-y", "server"]}.')
-        path = _config_path(scope)
-        try:
-            add_server(path, name, table)
-        except MiniAgentError as exc:
-            fail(str(exc))
-        print(f"Added the MCP server {name} to {path}.")
+        _add(scope, name, table)
 
     @mcp_app.command("remove")
     def remove_command(
@@ -121,6 +109,18 @@ def register(app: typer.Typer) -> None:
         except MiniAgentError as exc:
             fail(str(exc))
         print(f"Removed the MCP server {name} from {path}.")
+
+
+def _add(scope: str, name: str, table: dict) -> None:
+    """Write the server's table to the scope's config file, or fail with why."""
+    from mini_agent.mcp.edit import add_server
+
+    path = _config_path(scope)
+    try:
+        add_server(path, name, table)
+    except MiniAgentError as exc:
+        fail(str(exc))
+    print(f"Added the MCP server {name} to {path}.")
 
 
 def _rows() -> list[dict]:

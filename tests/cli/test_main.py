@@ -130,7 +130,8 @@ def test_a_missing_key_names_the_provider_s_own_variable_even_when_anthropic_s_i
 
 
 def test_a_local_server_that_is_not_listening_is_said_so_not_that_it_lists_no_models(run_cli):
-    done = run_cli(["-p", "hi", "--provider", "vllm", "--base-url", "http://127.0.0.1:9"], env={"ANTHROPIC_API_KEY": ""})
+    closed = ["--provider", "vllm", "--base-url", "http://127.0.0.1:9"]
+    done = run_cli(["-p", "hi", *closed], env={"ANTHROPIC_API_KEY": ""})
     said = done.stderr.decode()
     assert done.returncode == 1 and "Nothing answers at http://127.0.0.1:9" in said and "lists none" not in said
 

@@ -27,8 +27,8 @@ if sys.argv[3] == "v6only":
 s.bind((sys.argv[1], int(sys.argv[2])))
 s.listen()
 print("LISTENING", s.getsockname()[1], flush=True)
-import time
-time.sleep(600)
+import signal
+signal.pause()  # listening until the test stops it
 """
 
 
