@@ -43,7 +43,7 @@ def launch(
     from mini_agent.model import AnthropicProvider
     from mini_agent.step_preload import PRELOAD
 
-    provider = AnthropicProvider(settings)
+    provider = AnthropicProvider(settings, memory=_endpoint_memory(environment))
     provider.on_sent = PRELOAD.request_sent  # what the steps need loads during replies, not in the steps
     if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
         settings = replace(settings, model=provider.endpoint_model())
@@ -165,3 +165,13 @@ def _has_input(stdin, environment: Environment) -> bool:
     if not ready:
         print(f"mini-agent: stdin is open but sent nothing in {wait:g} s; ignoring it.", file=environment.stderr)
     return bool(ready)
+
+
+def _endpoint_memory(environment: Environment):
+    """Where what remote endpoints said about themselves is remembered between runs (the cache directory)."""
+    from pathlib import Path
+
+    from mini_agent.locations import cache_dir
+    from mini_agent.model.endpoint_memory import EndpointMemory
+
+    return EndpointMemory(Path(cache_dir(environment.variables)) / "endpoints.json")
