@@ -24,6 +24,7 @@ from mini_agent.prompt import build_system
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from mini_agent.tool_calls import ToolCalls
 from mini_agent.tools.base import ToolContext, ToolRegistry
+from mini_agent.tools.deferred import CHARS_PER_TOKEN
 from mini_agent.usage import Usage
 from mini_agent.xmltext import system_hint
 
@@ -248,7 +249,8 @@ class Agent:
             model=self.settings.model,
             system=self._system_blocks(),
             messages=with_cache_breakpoint(self.session.messages),
-            tools=safe(self.registry.schemas()),  # an MCP server's descriptions may hold `\ud800` escapes
+            # an MCP server's descriptions may hold `\ud800` escapes
+            tools=safe(self.registry.schemas(self.schema_budget())),
             max_tokens=self.output_limit(),
             effort=self.settings.effort,
         )
@@ -327,6 +329,11 @@ class Agent:
     def input_window(self) -> int:
         """Tokens the prompt may use: the window, less the room a reply needs where they share it."""
         return self.window() - self.output_limit() if self._endpoint().shared else self.window()
+
+    def schema_budget(self) -> int | None:
+        """Characters of MCP tool schemas a request may carry before they are found with tool_search instead."""
+        share = self.settings.mcp_schema_share
+        return None if share >= 1 else int(self.window() * share * CHARS_PER_TOKEN)
 
     def _endpoint(self) -> Discovery:
         return self.provider.discovery(wait=DISCOVERY_WAIT)

@@ -30,7 +30,9 @@ def join(agent, manager: McpManager) -> None:
     """The agent built with `manager`: tools the servers list join its registry; failures reach the human and
     the model."""
     from mini_agent.mcp.health import reporter
+    from mini_agent.tools.deferred import DeferredTools
 
+    agent.registry.defer_extra(DeferredTools(agent.registry))  # past the budget: found with tool_search
     manager.bind(agent.registry.replace_extra, reporter(agent))
 
 

@@ -53,7 +53,7 @@ def discover(family: str, model: str | None, fetch: Fetch) -> Discovery:
     else:
         askers = [
             threading.Thread(target=_ask, args=(step, answer, model, fetch), name="provider-discovery", daemon=True)
-            for step, answer in zip(steps, answers)
+            for step, answer in zip(steps, answers, strict=True)
         ]
         for asker in askers:
             asker.start()

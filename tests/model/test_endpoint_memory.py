@@ -103,8 +103,11 @@ json_values = st.recursive(
 )
 
 
-@given(st.dictionaries(st.sampled_from(["saved", "window", "source", "shared", "models", "capabilities",
-                                         "notices", "x"]), json_values))
+@given(
+    st.dictionaries(
+        st.sampled_from(["saved", "window", "source", "shared", "models", "capabilities", "notices", "x"]), json_values
+    )
+)
 @settings(max_examples=200, deadline=None)
 def test_a_tampered_memory_is_ignored_never_obeyed(tmp_path_factory, entry):
     path = tmp_path_factory.mktemp("memory") / "endpoints.json"
