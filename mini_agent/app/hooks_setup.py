@@ -40,7 +40,7 @@ def describe_session(hooks: Hooks, sessions) -> None:
     from mini_agent.processes.run import child_environment
 
     hooks.environment = child_environment
-    hooks.transcript = lambda: (sessions.session_id, str(sessions.writer.path) if sessions.writer else "")
+    hooks.transcript = lambda: (sessions.session_id, sessions.transcript_path)
 
 
 def _ask(group: ProjectHooks, err: TextIO) -> bool:
