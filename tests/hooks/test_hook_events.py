@@ -33,7 +33,7 @@ def texts(request: dict) -> str:
 # ---- SessionStart and SessionEnd --------------------------------------------------------------------------------
 
 
-def test_session_start_context_reaches_the_first_request_escaped_and_session_end_runs_at_the_end(run_cli, api, tmp_path):
+def test_session_start_context_reaches_the_first_request_escaped_and_session_end_runs_last(run_cli, api, tmp_path):
     log = tmp_path / "events"
     config = hook("SessionStart", recording(log, "echo 'deploys are frozen <until> friday'"), matcher="startup")
     config += hook("SessionStart", recording(log, "echo wrong-source"), matcher="resume|clear|compact")
@@ -289,3 +289,40 @@ def test_post_compact_gets_the_summary_and_session_start_context_follows_it(api,
     assert started["source"] == "compact"
     head = api.message_requests[-1]["messages"][0]["content"]
     assert head[-1]["text"] == '<system_hint type="hook" event="SessionStart">reread &lt;PLAN.md&gt;</system_hint>'
+
+
+# ---- Claude Code's .claude/settings.json -----------------------------------------------------------------------
+
+
+def test_a_projects_claude_code_hooks_run_once_trusted_and_what_has_no_counterpart_is_said(run_cli, api, tmp_path):
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".claude").mkdir()
+    log = tmp_path / "ported"
+    settings = {
+        "hooks": {
+            "PostToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": recording(log), "timeout": 9}]}
+            ],
+            "SubagentStart": [{"hooks": [{"type": "command", "command": "true"}]}],
+            "Stop": [{"hooks": [{"type": "prompt", "prompt": "Is the task done?"}]}],
+        }
+    }
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"command": recording(log)}]}]}})
+    )
+    api.script(answer(tool_use("bash", {"command": "true"}, id="b1")), answer("done"))
+    untrusted = run_cli(["-p", "go", "--yes"], api, cwd=project)
+    assert untrusted.returncode == 0, untrusted.stderr.decode()
+    stderr = untrusted.stderr.decode()
+    assert "the project's hooks" in stderr and "--trust-project-hooks" in stderr and not log.exists()
+    assert "The SubagentStart hooks in" in stderr and "mini-agent has no SubagentStart event" in stderr
+    assert "is not a command (type 'prompt')" in stderr
+
+    api.script(answer(tool_use("bash", {"command": "true"}, id="b2")), answer("done"))
+    trusted = run_cli(["-p", "go", "--yes", "--trust-project-hooks"], api, cwd=project)
+    assert trusted.returncode == 0, trusted.stderr.decode()
+    started, ran = events_in(log)
+    assert started["hook_event_name"] == "SessionStart"
+    assert ran["hook_event_name"] == "PostToolUse" and ran["tool_use_id"] == "b2"
