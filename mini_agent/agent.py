@@ -112,7 +112,13 @@ class Agent:
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
         """Recent tool calls as `call_line` writes them, for the recent-activity block."""
         self.tool_calls = ToolCalls(self)
-        self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)))
+        self.hooks = (
+            hooks.serving(self.emit, self.secrets.mask, lambda: self.mode, lambda: self.settings.model)
+            if hooks
+            else NO_HOOKS
+        )
+        """The user's hooks, run at each event: a prompt, each tool call, a question, the turn's end."""
+        self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)), self.hooks)
         if permissions is not None:
             self.gate.take_permissions(permissions)
         ctx.check_destination = self.gate.check_destination
@@ -136,8 +142,6 @@ class Agent:
         """Called before each tool that may change files runs (write, exec and MCP tools): the undo snapshot."""
         self.mcp = mcp
         """The session's MCP servers when any are configured, for /mcp."""
-        self.hooks = hooks.serving(self.emit, self.secrets.mask, lambda: self.mode) if hooks else NO_HOOKS
-        """The user's hooks, run at each event: a prompt, each tool call, the turn's end."""
         if keeper is None:
             from mini_agent.context.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)

@@ -110,19 +110,26 @@ def launch(
 
     build = AgentBuilder(settings, provider, sessions, servers, hooks, one_shot=not interactive)
 
+    from mini_agent.app.session_hooks import ending_on_signals
+
     if interactive:
         from mini_agent.app.repl import run_interactive
 
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
-        return run_interactive(build, settings, sessions, warm_up, first)
+        with ending_on_signals(sessions, hooks):
+            return run_interactive(build, settings, sessions, warm_up, first)
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None
-    return run_once(
-        build, settings, prompt, stdin_text, output_format, can_ask, started, sessions, environment, attached
-    )
+    with ending_on_signals(sessions, hooks):
+        try:
+            return run_once(
+                build, settings, prompt, stdin_text, output_format, can_ask, started, sessions, environment, attached
+            )
+        finally:
+            sessions.end("other")  # after the answer is out: the hooks do not delay it
 
 
 def _attach_images(paths: tuple[str, ...], settings: Settings, interactive: bool) -> tuple:
