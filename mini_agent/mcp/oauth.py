@@ -30,7 +30,7 @@ PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback"
 
 
 def login_advice(name: str) -> str:
-    return f"needs login: run `mini-agent mcp login {name}`"
+    return f"needs login: run `mini-agent mcp login {name}` (in a session: /mcp login {name})"
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,10 @@ def _bearer_challenge(response) -> bool:
     return any(part.strip().lower().startswith("bearer") for part in response.headers.get_list("www-authenticate"))
 
 
+def _same_token(one, other) -> bool:
+    return one is not None and other is not None and one.access_token == other.access_token
+
+
 def _provider(url: str, storage: TokenFile, login: LoginHandlers | None, auth: Auth):
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata, ProtectedResourceMetadata
@@ -140,9 +144,11 @@ def _provider(url: str, storage: TokenFile, login: LoginHandlers | None, auth: A
                             if not retried and self.context.can_refresh_token():
                                 # The server no longer takes the token though its clock said it was good:
                                 # once, as if it had expired, so the SDK refreshes before sending again.
-                                retried = True
+                                retried, sent = True, self.context.current_tokens
                                 await flow.aclose()
-                                self.context.token_expiry_time = 1.0
+                                await self._initialize()  # another run may have refreshed it meanwhile
+                                if _same_token(sent, self.context.current_tokens):
+                                    self.context.token_expiry_time = 1.0
                                 flow = super()._auth_flow(request)
                                 outgoing = await flow.__anext__()
                                 continue

@@ -57,13 +57,13 @@ def login(
     url = expand(server.url)
     forget(data_dir, url)  # a fresh registration for this redirect URI, fresh tokens
     listener = _Listener()
+    handlers = listener.handlers(url, show, browser and _has_display(), timeout)
+    connection = Connection(server, lambda _: None, secrets, data_dir=data_dir, login=handlers)
     try:
-        handlers = listener.handlers(url, show, browser and _has_display(), timeout)
-        connection = Connection(server, lambda _: None, secrets, data_dir=data_dir, login=handlers)
         connection.start()
         connection.wait_ready(timeout + 60)  # the flow's own limit ends it first
+    finally:  # Ctrl-C included
         connection.stop()
-    finally:
         listener.close()
     if connection.status != "ready":
         raise LoginFailed(listener.failure or connection.error or "the server did not answer")

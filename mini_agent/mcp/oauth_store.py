@@ -80,6 +80,7 @@ class TokenFile:
     async def get_tokens(self):
         from mcp.shared.auth import OAuthToken
 
+        self._record = self._read()  # the SDK asks at its start and after a failed refresh: what is there now
         tokens = self._record.get("tokens")
         return OAuthToken.model_validate(tokens) if tokens else None
 

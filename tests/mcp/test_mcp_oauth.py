@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -120,7 +121,7 @@ def test_without_a_login_the_server_needs_one_and_the_session_goes_on_with_its_o
     api.script(answer(tool_use("mcp__test__echo", {"text": "hi"}, id="e1")), answer("done"))
     done = run_cli(["-p", "echo", "--allow", "mcp__test__echo"], api)
     assert done.returncode == 0, done.stderr.decode()
-    assert "MCP server secure needs login: run `mini-agent mcp login secure`." in done.stderr.decode()
+    assert "MCP server secure needs login: run `mini-agent mcp login secure`" in done.stderr.decode()
     names = [tool["name"] for tool in api.message_requests[0]["tools"]]
     assert "mcp__test__echo" in names and not any(name.startswith("mcp__secure__") for name in names)
     assert tool_results(api.message_requests[1])[0]["content"] == "echo: hi"
@@ -183,3 +184,74 @@ def test_mcp_shows_needs_login(secure, tmp_path):
         assert lines[0].startswith("secure  needs login  http ") and "mini-agent mcp login secure" in lines[1]
     finally:
         manager.connections["secure"].stop()
+
+
+def test_mcp_login_in_the_repl_logs_in_and_the_server_s_tools_join(secure, tmp_path):
+    """`/mcp login NAME`: the URL shown (sanitised, on one line), the browser comes back, the server starts again
+    with its tokens and lists its tools."""
+    import io
+    import threading
+    from types import SimpleNamespace
+
+    from rich.console import Console
+    from support import eventually
+
+    from mini_agent.app.repl_commands import builtin_commands
+    from mini_agent.mcp.manager import McpManager
+    from mini_agent.mcp.servers import ServerDef
+    from mini_agent.safety.secrets import SecretSet
+    from mini_agent.trust import TrustStore
+
+    secrets = SecretSet()
+    manager = McpManager(
+        (ServerDef("secure", "user", "config.toml", "http", url=secure.url),), TrustStore(tmp_path), data_dir=tmp_path
+    )
+    manager.start()
+    assert manager.wait_ready(PATIENCE) == [] and manager.connections["secure"].status == "needs login"
+    console = Console(file=io.StringIO(), width=60)
+    repl = SimpleNamespace(
+        agent=SimpleNamespace(mcp=manager), settings=SimpleNamespace(data_dir=tmp_path, secret_set=secrets)
+    )
+    repl.console = console
+    commands = builtin_commands(repl)
+    browser = Browser()
+
+    def person() -> None:
+        shown = eventually(lambda: re.search(r"^(http\S+/authorize\?\S+)$", console.file.getvalue(), re.M), "the URL")
+        browser(shown.group(1))
+
+    threading.Thread(target=person, daemon=True).start()
+    try:
+        command, argument, _ = commands.find("/mcp login secure")
+        command.run(argument)
+        assert "Logged in to secure (2 tools)" in console.file.getvalue()
+        eventually(lambda: manager.connections["secure"].status == "ready", "the server connected again")
+        assert [tool.name for tool in manager.tools()] == ["mcp__secure__echo", "mcp__secure__whoami"]
+        assert len(secrets) == 2  # the access and refresh tokens are known secrets
+    finally:
+        manager.connections["secure"].stop()
+
+
+@pytest.mark.parametrize(
+    "url, allowed",
+    [
+        ("https://auth.example.com/authorize?x=1", True),
+        ("http://127.0.0.1:8080/authorize", True),
+        ("http://localhost/authorize", True),
+        ("http://[::1]:9/authorize", True),
+        ("http://mcp.example.com:8000/authorize", True),  # the origin the user configured
+        ("http://auth.example.com/authorize", False),
+        ("http://mcp.example.com:8001/authorize", False),
+        ("http://127.0.0.1.example.com/authorize", False),
+        ("http://localhost.example.com/authorize", False),
+        ("http://127.0.0.1@evil.example/authorize", False),
+        ("javascript:alert(1)", False),
+        ("file:///etc/passwd", False),
+        ("data:text/html,hi", False),
+        ("https:///nohost", False),
+    ],
+)
+def test_which_endpoints_an_oauth_flow_may_use(url, allowed):
+    from mini_agent.mcp.oauth import safe_endpoint
+
+    assert (safe_endpoint(url, "http://mcp.example.com:8000/mcp") is None) == allowed
