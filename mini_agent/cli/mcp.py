@@ -1,4 +1,4 @@
-"""`mini-agent mcp list|get|add|add-json|remove` (login|logout: mcp_login.py): the configured MCP servers, for people and scripts. Claude Code's
+"""`mini-agent mcp list|get|add|add-json|remove`: the configured MCP servers, for people and scripts. Claude Code's
 forms work too: `mcp add --transport http|sse NAME URL`, `--scope local`, `mcp add-json NAME '{...}'`."""
 
 from __future__ import annotations

@@ -156,7 +156,10 @@ class Connection:
             from mcp.shared.exceptions import MCPError
             from mcp.types import CONNECTION_CLOSED
 
-            if isinstance(exc, MCPError) and exc.error.code != CONNECTION_CLOSED:
+            explained = self._auth.problem() if self._auth is not None else None
+            if explained is not None:  # the token lapsed mid-session and could not be refreshed
+                self._failed(run, explained[1], explained[0])
+            elif isinstance(exc, MCPError) and exc.error.code != CONNECTION_CLOSED:
                 raise  # the server answered with a protocol error: it is alive
             self._failed(
                 run, "the connection closed (the server exited)" if isinstance(exc, MCPError) else _describe(exc)

@@ -109,6 +109,13 @@ def _bearer_challenge(response) -> bool:
     return any(part.strip().lower().startswith("bearer") for part in response.headers.get_list("www-authenticate"))
 
 
+def _more_scope(response) -> bool:
+    """A 403 asking for a wider grant (a scope step-up)."""
+    from mcp.client.auth.utils import extract_field_from_www_auth
+
+    return response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+
+
 def _same_token(one, other) -> bool:
     return one is not None and other is not None and one.access_token == other.access_token
 
@@ -137,6 +144,9 @@ def _provider(url: str, storage: TokenFile, login: LoginHandlers | None, auth: A
                 outgoing = await flow.__anext__()
                 while True:
                     response = yield outgoing
+                    if outgoing is request and login is None and _more_scope(response):
+                        auth.needs_login = True  # the SDK would ask for the wider grant: only a login asks
+                        return
                     if outgoing is request and response.status_code == 401:
                         if not _bearer_challenge(response):
                             return  # not OAuth: the transport reports the 401 as it is

@@ -255,3 +255,36 @@ def test_which_endpoints_an_oauth_flow_may_use(url, allowed):
     from mini_agent.mcp.oauth import safe_endpoint
 
     assert (safe_endpoint(url, "http://mcp.example.com:8000/mcp") is None) == allowed
+
+
+def test_a_token_revoked_mid_session_makes_the_server_need_login_again(secure, tmp_path):
+    from mini_agent.mcp.connection import Connection
+    from mini_agent.mcp.servers import ServerDef
+
+    assert login(tmp_path).returncode == 0
+    server = ServerDef("secure", "user", "config.toml", "http", url=secure.url)
+    connection = Connection(server, lambda _: None, data_dir=tmp_path / "mini-agent-home")
+    connection.start()
+    try:
+        assert connection.wait_ready(PATIENCE) and connection.status == "ready"
+        secure.control("revoke")  # access and refresh tokens alike: only a new login helps
+        with pytest.raises(ConnectionError, match="needs login: run `mini-agent mcp login secure`"):
+            connection.call("whoami", {})
+        assert connection.status == "needs login"
+    finally:
+        connection.stop()
+
+
+def test_the_model_reading_the_token_file_needs_a_yes_and_even_allowed_sees_no_token(secure, run_cli, api, tmp_path):
+    assert login(tmp_path).returncode == 0
+    (path,) = token_files(tmp_path)
+    tokens = stored(tmp_path)["tokens"]
+    api.script(answer(tool_use("read_file", {"path": str(path)}, id="r1")), answer("done"))
+    done = run_cli(["-p", "read", "--yes"], api)
+    assert done.returncode == 4 and "mini-agent's own data" in tool_results(api.message_requests[1])[0]["content"]
+
+    api.script(answer(tool_use("read_file", {"path": str(path)}, id="r2")), answer("done"))
+    assert run_cli(["-p", "read", "--yes", "--allow", f"read_file({path})"], api).returncode == 0
+    shown = tool_results(api.message_requests[-1])[0]["content"]
+    assert '"access_token": "****"' in shown and '"refresh_token": "****"' in shown
+    assert tokens["access_token"] not in shown and tokens["refresh_token"] not in shown
