@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
+from mini_agent.errors import MiniAgentError
 from mini_agent.ui.terminal_text import visible
 
 USAGE = "Usage: /mcp login NAME (a remote server that needs login)"
@@ -33,7 +34,7 @@ def login_command(repl, words: list[str]) -> None:
 
     try:
         done = login(connection.server, repl.settings.data_dir, show, repl.settings.secret_set)
-    except LoginFailed as exc:
+    except (LoginFailed, MiniAgentError) as exc:
         repl.console.print(f"[yellow]{escape(visible(f'Logging in to {name} failed: {exc}'))}[/]")
         return
     except KeyboardInterrupt:

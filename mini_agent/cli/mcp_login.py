@@ -8,7 +8,7 @@ import sys
 import typer
 
 from mini_agent.cli.common import fail, settings_or_exit
-from mini_agent.errors import ExitStatus
+from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.ui.terminal_text import visible
 
 
@@ -33,7 +33,7 @@ def register(mcp_app: typer.Typer) -> None:
 
         try:
             done = login(server, settings.data_dir, show, settings.secret_set, browser=browser, timeout=timeout)
-        except LoginFailed as exc:
+        except (LoginFailed, MiniAgentError) as exc:
             print(visible(f"mini-agent: logging in to {name} failed: {exc}"), file=sys.stderr)
             raise typer.Exit(ExitStatus.ERROR) from None
         print(visible(f"Logged in to {name}: {done.tools} tool{'s' if done.tools != 1 else ''}."))

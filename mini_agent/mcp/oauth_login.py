@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -101,12 +101,15 @@ class _Listener:
             def log_message(self, *args) -> None:
                 pass  # the query holds the code: never on the terminal
 
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        # A thread per request: a connection that never sends its request must not keep the redirect waiting.
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.state: str | None = None
         self.asked = False
         self.failure = ""
         self._arrived = threading.Event()
+        self._lock = threading.Lock()
         self._result: Any = None
         self._thread = threading.Thread(target=self.server.serve_forever, name="oauth-redirect", daemon=True)
         self._thread.start()
@@ -150,14 +153,15 @@ class _Listener:
         expected = self.state
         if parts.path != CALLBACK or not expected or not random.compare_digest(state.encode(), expected.encode()):
             return 400, REFUSED
-        if self._arrived.is_set():
-            return 400, "This login is over."
-        if query.get("error") or not query.get("code"):
-            said = " ".join(f"{query.get('error', 'no code')} {query.get('error_description', '')}".split())[:200]
-            self._result = LoginFailed(f"the authorization server refused: {said}")
-        else:
-            self._result = AuthorizationCodeResult(code=query["code"], state=state, iss=query.get("iss"))
-        self._arrived.set()
+        with self._lock:
+            if self._arrived.is_set():
+                return 400, "This login is over."
+            if query.get("error") or not query.get("code"):
+                said = " ".join(f"{query.get('error', 'no code')} {query.get('error_description', '')}".split())
+                self._result = LoginFailed(f"the authorization server refused: {said[:200]}")
+            else:
+                self._result = AuthorizationCodeResult(code=query["code"], state=state, iss=query.get("iss"))
+            self._arrived.set()
         return (
             (400, "The login did not succeed; see the terminal.")
             if isinstance(self._result, LoginFailed)

@@ -47,10 +47,6 @@ def forget(data_dir: Path, url: str) -> bool:
     return True
 
 
-def has_tokens(data_dir: Path, url: str) -> bool:
-    return bool(_parse(read_text(token_path(data_dir, url)), url).get("tokens"))
-
-
 class TokenFile:
     """The SDK's TokenStorage for one server URL, backed by its file."""
 

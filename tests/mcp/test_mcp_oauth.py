@@ -288,3 +288,11 @@ def test_the_model_reading_the_token_file_needs_a_yes_and_even_allowed_sees_no_t
     shown = tool_results(api.message_requests[-1])[0]["content"]
     assert '"access_token": "****"' in shown and '"refresh_token": "****"' in shown
     assert tokens["access_token"] not in shown and tokens["refresh_token"] not in shown
+
+
+def test_login_names_a_configured_remote_server(run_cli, tmp_path):
+    user_config(tmp_path, stdio_server())
+    unknown = run_cli(["mcp", "login", "nothing"])
+    assert unknown.returncode == 2 and "No MCP server nothing" in unknown.stderr.decode()
+    local = run_cli(["mcp", "login", "test"])
+    assert local.returncode == 2 and "only remote (http, sse) servers log in" in local.stderr.decode()
