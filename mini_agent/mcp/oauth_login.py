@@ -124,9 +124,9 @@ class _Listener:
             self.asked = True
             show(authorization_url)
             if browser:
-                import webbrowser
+                from mini_agent.processes.browser import open_page
 
-                threading.Thread(target=webbrowser.open, args=(authorization_url,), daemon=True).start()
+                threading.Thread(target=open_page, args=(authorization_url,), daemon=True).start()
 
         async def callback():
             import anyio
