@@ -7,6 +7,9 @@ of its own) is found by its stderr file, handed to the bash watchdog (killed eve
 killed at exit if it is still there. It gets the SDK's minimal environment plus the network settings a
 `npx`/`uvx` server needs behind a proxy or a private CA (NETWORK_VARIABLES), never the agent's secrets.
 
+A remote server's OAuth (a stored token, its refresh, "needs login") is oauth.py's: `_transport` hands the
+httpx2 client its provider.
+
 The SDK's transports are async context managers that must be entered and left in the same task, so each server
 has one supervising task that opens the transport and the session, lists the tools, then waits to be stopped.
 """

@@ -125,6 +125,7 @@ def _provider(url: str, storage: TokenFile, login: LoginHandlers | None, auth: A
     from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata, ProtectedResourceMetadata
 
     class Provider(OAuthClientProvider):
+        # Two of the SDK's (2.x) own steps, extended: what it loads at start, and the flow around one request.
         async def _initialize(self) -> None:
             await super()._initialize()
             context = self.context
