@@ -56,6 +56,8 @@ class UndoStack:
         self._turns: list[Checkpoint | Unrecorded] = list(checkpoints)
         self._changing = False
         self._before: str | None = None
+        self._undone = 0
+        """Turns undone so far, so that "nothing to undo" after undoing them all says so."""
 
     @property
     def checkpoints(self) -> tuple[Checkpoint | Unrecorded, ...]:
@@ -105,6 +107,9 @@ class UndoStack:
         turn and every later one: each is undone in turn, newest first, so a file the user changed between
         turns is a conflict left alone, not silently overwritten. Stops at a turn that cannot be undone."""
         if keep >= len(self._turns):
+            if self._undone:
+                undone = f"{self._undone} turn{'s' if self._undone > 1 else ''}"
+                return UndoReport(problem=f"Nothing to undo: every turn that changed files is undone ({undone}).")
             return UndoReport(problem="Nothing to undo: no turn of this session changed files.")
         results: list[RestoreResult] = []
         problem = ""
@@ -123,6 +128,7 @@ class UndoStack:
                 problem = f"Undo failed, no file of that turn was changed: {error}."  # the turn stays: try again
                 break
             self._turns.pop()
+        self._undone += len(results)
         result = merged(results) if results else None
         return UndoReport(result, problem, remaining=len(self._turns), turns=len(results))
 

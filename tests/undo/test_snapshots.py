@@ -223,7 +223,9 @@ def test_two_turns_are_undone_one_after_the_other(project, snapshots):
     assert (project / "a.py").read_text() == "print('a')\n"
     assert not (project / "one.txt").exists()
     assert second.remaining == 0
-    assert stack.undo() == UndoReport(problem="Nothing to undo: no turn of this session changed files.")
+    # Not "no turn changed files": two did, and both are undone.
+    assert stack.undo() == UndoReport(problem="Nothing to undo: every turn that changed files is undone (2 turns).")
+    assert UndoStack(snapshots).undo() == UndoReport(problem="Nothing to undo: no turn of this session changed files.")
 
 
 def test_a_turn_without_write_tools_takes_no_snapshot(project, tmp_path):
