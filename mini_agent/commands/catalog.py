@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.commands.files import CommandFile, read_command
-from mini_agent.safety.workspace import project_dirs
+from mini_agent.safety.agent_files import definition_dirs
 
-PROJECT_DIRS = (".mini-agent/commands", ".claude/commands")
 ARGUMENTS_LABEL = "ARGUMENTS:"
 _PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS\b|\d+)")
 
@@ -77,10 +76,7 @@ def command_name(directory: Path, path: Path) -> str:
 
 def search_dirs(cwd: Path, user_dir: Path, home: Path) -> list[tuple[str, Path]]:
     """The command directories, highest precedence first, each with its scope (project or user)."""
-    found = [("project", directory / sub) for directory in project_dirs(cwd, home) for sub in PROJECT_DIRS]
-    found.append(("user", user_dir / "commands"))
-    found.append(("user", home / ".claude" / "commands"))
-    return found
+    return definition_dirs(cwd, user_dir, home, "commands")
 
 
 @dataclass
