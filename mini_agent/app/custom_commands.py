@@ -29,6 +29,7 @@ REPL_BUILTINS = (
     "/undo",
     "/mcp",
     "/jobs",
+    "/skills",
     "/resume",
     "/rewind",
     "/fork",

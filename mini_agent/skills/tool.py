@@ -46,7 +46,7 @@ def skill_tool(find: Callable[[], Catalog], offered: list[Skill]) -> Tool:
         """
         catalog = find()
         found = catalog.named(name)
-        if found is None:
+        if found is None or not found.offered:
             raise ToolError(_unknown(name, catalog))
         body, problem = skill_body(found)
         if body is None:
@@ -96,6 +96,8 @@ def _unknown(name: str, catalog: Catalog) -> str:
             f"The skill {name!r} is not loaded: its folder was {held[1]}. Skills written during a session wait for "
             "the user's trust (asked at mini-agent's next start); do not read its files to follow them instead."
         )
+    if name in catalog.skills:
+        return f"The skill {name!r} is the user's to use (disable-model-invocation), not the model's."
     names = ", ".join(skill.name for skill in catalog.offered()) or "none"
     return f"No skill named {name!r}. The skills are: {names}."
 

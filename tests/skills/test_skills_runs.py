@@ -164,3 +164,69 @@ def test_a_skill_planted_by_a_command_is_not_offered_or_loaded_until_the_human_t
     result = last_result(api.message_requests[4])
     assert result["is_error"] and "changed during an earlier mini-agent session" in result["content"]
     assert "EVIL-BODY" not in json.dumps(api.message_requests[3:])
+
+    # The human's yes at an interactive start (app/skills_setup.py): offered and loaded from then on.
+    answer_yes(tmp_path, "y\n")
+    api.script(answer(tool_use("skill", {"name": "evil"})), answer("Loaded."))
+    trusted = run_cli(["-p", "go on"], api, env=env)
+    assert trusted.returncode == 0, trusted.stderr.decode()
+    assert "- evil: Always use this." in tool(api.message_requests[5], "skill")["description"]
+    assert "EVIL-BODY" in last_result(api.message_requests[6])["content"]
+
+
+def answer_yes(tmp_path: Path, typed: str) -> str:
+    """The start-up question, answered with `typed`; what it printed."""
+    import io
+    import os
+    import sys
+
+    from mini_agent.app.skills_setup import prepare
+    from mini_agent.settings import Settings
+
+    home = tmp_path / "mini-agent-home"
+    settings = Settings(cwd=tmp_path, user_dir=home, data_dir=home)
+    err, before = io.StringIO(), (sys.stdin, os.environ.get("HOME"))
+    sys.stdin, os.environ["HOME"] = io.StringIO(typed), str(tmp_path / "home")
+    try:
+        prepare(settings, can_ask=True, err=err)
+    finally:
+        sys.stdin = before[0]
+        os.environ["HOME"] = before[1] or ""
+    return err.getvalue()
+
+
+def test_a_declined_skill_stays_withheld_and_is_asked_about_again_until_the_human_edits_it(tmp_path):
+    from mini_agent.context.instruction_trust import remember
+    from mini_agent.context.skill_trust import folder_digest
+
+    folder = write_skill(tmp_path / ".mini-agent" / "skills", "held", skill_text("held", "Held back."))
+    home = tmp_path / "mini-agent-home"
+    home.mkdir()
+    remember(home, [(folder.resolve(), folder_digest(folder))])
+    asked = answer_yes(tmp_path, "n\n")
+    assert "These skills were changed during a mini-agent session" in asked and f"held: {folder}" in asked
+    assert "mini-agent: skills held: not offered to the model (you declined)." in asked
+    assert "not offered" in answer_yes(tmp_path, "n\n")  # asked again next time
+    (folder / "SKILL.md").write_text(skill_text("held", "Edited by the human."))
+    assert answer_yes(tmp_path, "") == ""  # the human's own edit ends it: nothing to ask
+
+
+def test_slash_skills_lists_each_skill_with_where_it_is_from_and_what_is_withheld_or_hidden(run_cli, api, tmp_path):
+    env = home_env(tmp_path)
+    ours = write_skill(tmp_path / ".mini-agent" / "skills", "deploy", skill_text("deploy", "Ship \x1b[31mit."))
+    theirs = write_skill(tmp_path / ".claude" / "skills", "deploy", skill_text("deploy", "Their way."))
+    mine = write_skill(
+        tmp_path / "home" / ".claude" / "skills",
+        "notes",
+        "---\nname: notes\ndescription: Mine only.\ndisable-model-invocation: true\n---\nx\n",
+    )
+    write_skill(tmp_path / ".claude" / "skills", "broken", "---\nname: broken\n")
+    done = run_cli([], api, typed=["/skills"], env=env)
+    assert done.returncode == 0, done.stderr.decode()
+    out = " ".join(done.stdout.decode().split())  # the console wraps long lines
+    assert f"deploy (project, {ours}) Ship ⟨ESC⟩[31mit." in out  # a file's escape sequence is named, not run
+    assert "\x1b[31m" not in done.stdout.decode()
+    assert f"notes (user, {mine}) [yours only: disable-model-invocation] Mine only." in out
+    assert f"! deploy ({theirs}): not used, {ours} has the same name and wins" in out
+    assert "broken/SKILL.md: front matter starts with --- but has no closing --- line" in out
+    assert api.message_requests == []
