@@ -230,3 +230,37 @@ def test_slash_skills_lists_each_skill_with_where_it_is_from_and_what_is_withhel
     assert f"! deploy ({theirs}): not used, {ours} has the same name and wins" in out
     assert "broken/SKILL.md: front matter starts with --- but has no closing --- line" in out
     assert api.message_requests == []
+
+
+def test_an_agent_files_skills_are_preloaded_into_the_sub_agents_system_prompt(run_cli, api, tmp_path):
+    write_skill(tmp_path / ".claude" / "skills", "pdf-forms", PDF, {"scripts/fill.py": "print('hi')\n"})
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "filler.md").write_text("---\ndescription: Fills forms.\nskills: pdf-forms, missing\n---\nYou fill.\n")
+    api.script(
+        answer(tool_use("task", {"description": "fill", "prompt": "Fill it.", "agent": "filler"})),
+        answer("Filled."),
+        answer("Done."),
+    )
+    done = run_cli(["-p", "fill the form"], api, env=home_env(tmp_path))
+    assert done.returncode == 0, done.stderr.decode()
+    assert "Agent definition not used" not in done.stderr.decode()
+    parent, child = api.message_requests[0], api.message_requests[1]
+    system = "\n".join(block["text"] for block in child["system"])
+    assert "# Skills loaded for you" in system and "BODY-MARKER: run scripts/fill.py" in system
+    assert "- scripts/fill.py (12 bytes)" in system and "(No skill 'missing' here.)" in system
+    assert "BODY-MARKER" not in json.dumps(parent)
+
+
+def test_a_skills_allowed_tools_lets_nothing_run_without_the_question(run_cli, api, tmp_path):
+    text = "---\nname: maker\ndescription: Makes files.\nallowed-tools: Bash(touch *) Write\n---\nRun touch.\n"
+    write_skill(tmp_path / "home" / ".claude" / "skills", "maker", text)  # the user's own: no trust needed
+    api.script(
+        answer(tool_use("skill", {"name": "maker"})),
+        answer(tool_use("bash", {"command": "touch made.txt"})),
+        answer("Could not."),
+    )
+    done = run_cli(["-p", "make it"], api, env=home_env(tmp_path))
+    assert done.returncode == 4, done.stderr.decode()  # a refused call: nobody was there to say yes
+    assert not (tmp_path / "made.txt").exists()
+    assert last_result(api.message_requests[2])["is_error"]
