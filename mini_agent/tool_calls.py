@@ -202,8 +202,9 @@ class ToolCalls:
                 self.agent.emit(Notice(f"Could not remember that {names} changed ({exc}): check it yourself."))
 
     def _remember_skills(self) -> None:
-        """A skill folder changed while this call ran is not offered until the human trusts it, in the sessions
-        after this one too (this one knows by its ctime)."""
+        """A skill folder changed during the session is not offered until the human trusts it, in the sessions
+        after this one too (this one knows by its ctime). Every folder is looked at, not only where the watch saw
+        a change: a background job may have written one since the last call."""
         from mini_agent.context.skill_trust import remember_changed, skill_roots
         from mini_agent.errors import MiniAgentError
 

@@ -14,7 +14,7 @@ def skills_command(repl, argument: str) -> None:
     if not (catalog.skills or catalog.withheld or catalog.problems):
         repl.console.print(
             "[dim]No skills. A skill is a folder with a SKILL.md in .mini-agent/skills/ or .claude/skills/ (or "
-            "skills/ of your mini-agent directory, ~/.claude/skills/): see docs/skills.md.[/]"
+            "skills/ of your mini-agent directory, ~/.claude/skills/): see docs/subagents-and-commands.md#skills.[/]"
         )
         return
     for line in skill_lines(catalog):

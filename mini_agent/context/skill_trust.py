@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from mini_agent.context.instruction_trust import remember, written
@@ -27,9 +27,6 @@ MAX_ENTRIES = 500
 MAX_DEPTH = 4
 HASHED_BYTES = 1024 * 1024
 """A file bigger than this is hashed by its size and times, not its content."""
-CLOCK_SLACK = 0.05
-"""The kernel stamps ctime from a clock that may lag time.time() by a tick: a file written in the session's first
-moment still counts as the session's."""
 
 CHANGED_NOW = "changed during this session"
 CHANGED_BEFORE = "changed during an earlier mini-agent session and not trusted since"
@@ -52,36 +49,40 @@ def skill_folders(roots: Iterable[Path]) -> list[Path]:
     return found
 
 
-def _entries(folder: Path) -> list[tuple[str, os.stat_result]]:
-    """(path relative to the folder, lstat) for the folder itself and what is below it, symlinks not followed."""
+def _entries(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """(path relative to the folder, lstat) for the folder itself and what is below it, symlinks not followed, in
+    a stable order; strings and scandir, since this runs after every call that may change files."""
+    top = os.fspath(folder)
     try:
-        seen = [("", os.stat(folder))]  # the folder may itself be a link (~/.claude/skills/x -> dotfiles)
+        yield "", os.stat(top)  # the folder may itself be a link (~/.claude/skills/x -> dotfiles)
     except OSError:
-        return []
-    pending = [("", 0)]
-    while pending and len(seen) < MAX_ENTRIES:
+        return
+    count, pending = 1, [("", 0)]
+    while pending and count < MAX_ENTRIES:
         relative, depth = pending.pop()
         try:
-            names = sorted(os.listdir(folder / relative))
+            with os.scandir(os.path.join(top, relative) if relative else top) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
         except OSError:
             continue
-        for name in names:
-            path = os.path.join(relative, name)
+        for entry in entries:
             try:
-                info = os.lstat(folder / path)
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            seen.append((path, info))
+            path = f"{relative}/{entry.name}" if relative else entry.name
+            yield path, info
+            count += 1
             if stat.S_ISDIR(info.st_mode) and depth + 1 < MAX_DEPTH:
                 pending.append((path, depth + 1))
-            if len(seen) >= MAX_ENTRIES:
-                break
-    return seen
+            if count >= MAX_ENTRIES:
+                return
 
 
 def changed_since(folder: Path, started: float) -> bool:
-    """Whether anything in the folder changed (was written, renamed, chmodded) since `started`."""
-    return any(info.st_ctime >= started - CLOCK_SLACK for _, info in _entries(folder))
+    """Whether anything in the folder changed (was written, renamed, chmodded) since `started` (as the instruction
+    files are judged: the agent's first call comes a model's reply after the start, far beyond a clock tick)."""
+    return any(info.st_ctime >= started for _, info in _entries(folder))
 
 
 def folder_digest(folder: Path) -> str:

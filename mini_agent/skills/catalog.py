@@ -9,7 +9,8 @@ directories custom commands use (safety/agent_files.py `definition_dirs`):
     ~/.claude/skills/<name>/SKILL.md
 
 A skill folder changed during this session, or during an earlier one and not trusted since
-(context/skill_trust.py), is withheld: not offered, not loaded, listed by /skills with why.
+(context/skill_trust.py), is withheld: not offered, not loaded, listed by /skills with why. One changed during this
+session is remembered when seen here too (as after each tool call), so the next sessions withhold it as well.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_agent.context.instruction_trust import written
-from mini_agent.context.skill_trust import distrust, skill_folders, skill_roots
+from mini_agent.context.instruction_trust import remember, written
+from mini_agent.context.skill_trust import CHANGED_NOW, distrust, folder_digest, skill_folders, skill_roots
+from mini_agent.errors import MiniAgentError
 from mini_agent.skills.files import Skill, read_skill
 
 
@@ -66,8 +68,20 @@ def find_skills(
                 hidden.append((skill, winner))
                 continue
             why = distrust(folder, started, record)
+            if why == CHANGED_NOW and data_dir is not None:
+                _remember(data_dir, folder, record)
             if why is not None:
                 withheld[skill.name] = (skill, why)
             else:
                 chosen[skill.name] = skill
     return Catalog(chosen, withheld, tuple(hidden), tuple(problems))
+
+
+def _remember(data_dir: Path, folder: Path, record: dict[str, str]) -> None:
+    """A folder changed in this session, seen when the skills are read: withheld in the next sessions too."""
+    real, value = folder.resolve(), folder_digest(folder)
+    if record.get(str(real)) != value:
+        try:
+            remember(data_dir, [(real, value)])
+        except (OSError, MiniAgentError):
+            pass  # this session withholds it anyway; a data dir that cannot be written must not hide the skills
