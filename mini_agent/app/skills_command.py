@@ -4,8 +4,10 @@ sanitiser (ui/terminal_text.py)."""
 
 from __future__ import annotations
 
-from mini_agent.app.repl_commands import escape
+from rich.markup import escape as escape_markup
+
 from mini_agent.skills.catalog import find_skills
+from mini_agent.ui.terminal_text import visible
 
 
 def skills_command(repl, argument: str) -> None:
@@ -19,7 +21,7 @@ def skills_command(repl, argument: str) -> None:
         return
     for line in skill_lines(catalog):
         style = "yellow" if line.startswith("! ") else ""
-        text = escape(line)
+        text = escape_markup(visible(line))
         repl.console.print(f"[{style}]{text}[/]" if style else text, highlight=False, soft_wrap=True)
 
 
