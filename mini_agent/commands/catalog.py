@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,6 +88,8 @@ class CommandFinder:
     home: Path = field(default_factory=Path.home)
     reserved: Iterable[str] = ()
     """Built-in command names: a built-in always wins over a file of the same name."""
+    extra: Callable[[], dict[str, CommandFile]] | None = None
+    """Commands from elsewhere (skills a user may invoke), after the files: a command file wins a name."""
     _cache: dict[Path, tuple[tuple[int, int], CommandFile]] = field(default_factory=dict, repr=False)
     _warned: set[str] = field(default_factory=set, repr=False)
 
@@ -106,6 +108,9 @@ class CommandFinder:
                     seen.add(path)
                     chosen[name] = command
         self._cache = {path: entry for path, entry in self._cache.items() if path in seen}
+        for name, command in (self.extra() if self.extra is not None else {}).items():
+            if name not in chosen and name not in reserved:
+                chosen[name] = command
         return chosen
 
     def shadowed(self) -> list[str]:

@@ -12,7 +12,7 @@ folder's name) and `description` (at most 1,024 characters) are what the model i
 `compatibility`, `metadata` and Claude Code's own keys are accepted. `allowed-tools` is read and ignored: a skill
 never lets anything run without the question it would otherwise get (what the skill tells the model to run goes
 through the permission policy and the sandbox like any call). `disable-model-invocation: true` keeps a skill out
-of the model's list. A problem is one line naming the file; a skill that cannot be used at all is left out, and
+of the model's list, `user-invocable: false` out of the user's `/name` commands (app/skill_commands.py). A problem is one line naming the file; a skill that cannot be used at all is left out, and
 the others still load.
 """
 
@@ -47,6 +47,8 @@ class Skill:
     """"project" or "user": where the folder was found."""
     offered: bool = True
     """Listed to the model (False: `disable-model-invocation: true`)."""
+    typed: bool = True
+    """A `/name` command the user may type (False: `user-invocable: false`)."""
     allowed_tools: str = ""
     """As written; never obeyed (see the module's docstring)."""
     problems: tuple[str, ...] = ()
@@ -87,7 +89,9 @@ def read_skill(folder: Path, scope: str) -> tuple[Skill | None, list[str]]:
         description = description[: MAX_DESCRIPTION - 1] + "…"
         problems.append(f"{path}: the description is over {MAX_DESCRIPTION} characters; cut.")
     hidden = _words(lowered.get("disable-model-invocation")).lower() == "true"
-    skill = Skill(name, description, folder, scope, not hidden, _words(lowered.get("allowed-tools")), tuple(problems))
+    typed = _words(lowered.get("user-invocable")).lower() != "false"
+    tools = _words(lowered.get("allowed-tools"))
+    skill = Skill(name, description, folder, scope, not hidden, typed, tools, tuple(problems))
     return skill, list(problems)
 
 

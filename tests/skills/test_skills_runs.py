@@ -264,3 +264,30 @@ def test_a_skills_allowed_tools_lets_nothing_run_without_the_question(run_cli, a
     assert done.returncode == 4, done.stderr.decode()  # a refused call: nobody was there to say yes
     assert not (tmp_path / "made.txt").exists()
     assert last_result(api.message_requests[2])["is_error"]
+
+
+def test_the_user_types_a_skill_as_a_slash_command_in_a_one_shot_run_and_in_the_repl(run_cli, api, tmp_path):
+    env = home_env(tmp_path)
+    write_skill(
+        tmp_path / ".claude" / "skills",
+        "release",
+        "---\nname: release\ndescription: Cut a release.\ndisable-model-invocation: true\n---\nRelease version $1 now.\n",
+    )
+    write_skill(
+        tmp_path / ".claude" / "skills", "quiet", "---\nname: quiet\ndescription: Model only.\nuser-invocable: false\n---\nQ\n"
+    )
+    api.script(answer("Releasing."))
+    done = run_cli(["-p", "/release 2.0"], api, env=env)
+    assert done.returncode == 0, done.stderr.decode()
+    sent = json.dumps(api.message_requests[0]["messages"][0])
+    assert "Use the skill release for this." in sent and "Release version 2.0 now." in sent
+    assert "- quiet: Model only." in tool(api.message_requests[0], "skill")["description"]
+    assert "release" not in tool(api.message_requests[0], "skill")["description"]  # the user's, not the model's
+
+    refused = run_cli(["-p", "/quiet"], api, env=env)
+    assert refused.returncode != 0 and "No command /quiet" in refused.stderr.decode()
+
+    api.script(answer("Again."))
+    repl = run_cli([], api, typed=["/release 3.1"], env=env)
+    assert repl.returncode == 0, repl.stderr.decode()
+    assert "Release version 3.1 now." in json.dumps(api.message_requests[1]["messages"][0])
