@@ -59,6 +59,9 @@ def find_skills(
             if real in seen:  # the same folder reached twice (a link, a walk that passes it twice)
                 continue
             seen.add(real)
+            if scope == "project" and not real.is_relative_to(root.parent.parent.resolve()):
+                problems.append(f"{folder}: links outside the project ({real}); the skill is not loaded.")
+                continue
             skill, lines = read_skill(folder, scope)
             problems += lines
             if skill is None:

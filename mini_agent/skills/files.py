@@ -18,7 +18,10 @@ the others still load.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +66,7 @@ def read_skill(folder: Path, scope: str) -> tuple[Skill | None, list[str]]:
     path = folder / SKILL_FILE
     text, problem = _text(path)
     if text is None:
-        return None, [f"{path}: {problem}; the skill is not loaded."]
+        return None, [f"{path}: {problem}; the skill is not loaded."]  # "it is over ...", "is a symbolic link"
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
     fields, body, problems = split_front_matter(text)
     problems = [f"{path}: {line}" for line in problems]
@@ -105,17 +108,29 @@ def skill_body(skill: Skill) -> tuple[str | None, str]:
 
 
 def _text(path: Path) -> tuple[str | None, str]:
+    """The file's text: never through a symlink (a SKILL.md linked to ~/.aws/credentials would hand the model what
+    read_file asks about), never waiting on a FIFO."""
     try:
-        with open(path, "rb") as file:
-            raw = file.read(MAX_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror or exc})"
+        return None, why
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, "is not a regular file"
+        raw = b""
+        while len(raw) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(raw))):
+            raw += chunk
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
     if len(raw) > MAX_BYTES:
-        return None, f"it is over {MAX_BYTES // 1024} KiB"
+        return None, f"is over {MAX_BYTES // 1024} KiB"
     try:
         return raw.decode("utf-8"), ""
     except UnicodeDecodeError as exc:
-        return None, f"it is not UTF-8 text (byte {exc.start})"
+        return None, f"is not UTF-8 text (byte {exc.start})"
 
 
 def _name(value: str | list[str] | None, folder: str) -> tuple[str | None, str]:

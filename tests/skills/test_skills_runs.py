@@ -127,7 +127,7 @@ def test_broken_skills_are_named_and_the_others_still_load(run_cli, api, tmp_pat
     done = run_cli(["-p", "go"], api, env=home_env(tmp_path))
     assert done.returncode == 0, done.stderr.decode()
     err = done.stderr.decode()
-    assert f"{root / 'latin1' / 'SKILL.md'}: it is not UTF-8 text (byte 33); the skill is not loaded." in err
+    assert f"{root / 'latin1' / 'SKILL.md'}: is not UTF-8 text (byte 33); the skill is not loaded." in err
     assert "has no closing --- line; the skill is not loaded." in err
     assert "neither the name 'Bad_Name' nor the folder's is lowercase letters" in err
     assert "nodesc/SKILL.md: no description; the model is offered its first line instead." in err
@@ -291,3 +291,26 @@ def test_the_user_types_a_skill_as_a_slash_command_in_a_one_shot_run_and_in_the_
     repl = run_cli([], api, typed=["/release 3.1"], env=env)
     assert repl.returncode == 0, repl.stderr.decode()
     assert "Release version 3.1 now." in json.dumps(api.message_requests[1]["messages"][0])
+
+
+def test_a_skill_cannot_hand_the_model_a_file_through_a_link(run_cli, api, tmp_path):
+    """A cloned repository's SKILL.md linked to a credentials file, or a skill folder linked out of the project,
+    would give the model what read_file asks about: neither is loaded."""
+    env = home_env(tmp_path)
+    secret = tmp_path / "home" / ".aws" / "credentials"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("aws_secret_access_key = SECRET-VALUE\n")
+    root = tmp_path / "project" / ".claude" / "skills"
+    (root / "creds").mkdir(parents=True)
+    (root / "creds" / "SKILL.md").symlink_to(secret)
+    outside = write_skill(tmp_path / "elsewhere", "away", skill_text("away", "Lives elsewhere."))
+    (root / "away").symlink_to(outside)
+    write_skill(root, "fine", skill_text("fine", "Fine."))
+    api.script(answer(tool_use("skill", {"name": "creds"})), answer("No."))
+    done = run_cli(["-p", "go"], api, env=env, cwd=tmp_path / "project")
+    assert done.returncode == 0, done.stderr.decode()
+    err = done.stderr.decode()
+    assert "creds/SKILL.md: is a symbolic link; the skill is not loaded." in err
+    assert f"away: links outside the project ({outside}); the skill is not loaded." in err
+    assert "SECRET-VALUE" not in json.dumps(api.message_requests)
+    assert "- fine: Fine." in tool(api.message_requests[0], "skill")["description"]
