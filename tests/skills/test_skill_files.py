@@ -70,3 +70,20 @@ def test_yaml_block_values_and_a_nested_mapping_read_as_the_format_means(tmp_pat
     skill, problems = read_skill(folder, "user")
     assert problems == [] and skill is not None
     assert (skill.name, skill.description) == ("pdf-forms", "Fill PDF forms. Use for PDFs.")
+
+
+def test_without_skills_there_is_no_tool_and_with_them_the_list_is_made_once(tmp_path, api, settings_for):
+    from mini_agent.skills.tool import with_skills
+    from mini_agent.tools import default_tools
+
+    settings = settings_for(api)
+    tools = default_tools()
+    registry, catalog = with_skills(tools, settings, float("inf"))
+    assert registry is tools and catalog.skills == {}  # no tool, no tokens
+    folder = tmp_path / ".mini-agent" / "skills" / "one"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: one\ndescription: First.\n---\nx\n")
+    registry, _ = with_skills(tools, settings, float("inf"))
+    schema = registry.get("skill").schema()
+    (folder / "SKILL.md").write_text("---\nname: one\ndescription: Changed.\n---\nx\n")
+    assert registry.get("skill").schema() == schema  # the tools stay as sent: the prompt cache holds

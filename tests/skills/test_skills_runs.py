@@ -73,13 +73,6 @@ def test_the_first_request_offers_names_and_descriptions_and_a_call_loads_the_bo
     assert "● skill(pdf-forms)" in done.stderr.decode()
 
 
-def test_no_skills_no_tool(run_cli, api, tmp_path):
-    api.script(answer("Hello."))
-    done = run_cli(["-p", "hi"], api, env=home_env(tmp_path))
-    assert done.returncode == 0, done.stderr.decode()
-    assert tool(api.message_requests[0], "skill") is None
-
-
 def test_an_unknown_name_is_an_error_listing_the_skills(run_cli, api, tmp_path):
     write_skill(tmp_path / ".mini-agent" / "skills", "alpha", skill_text("alpha", "First."))
     write_skill(tmp_path / ".claude" / "skills", "beta", skill_text("beta", "Second."))
