@@ -9,7 +9,8 @@
     Review pull request #$1 ...
 
 Front matter is `key: value` lines; a value may be quoted, an inline list `[a, b]`, a block of `- item`
-lines, or go on over indented lines (`description: >` or `|`, a nested `metadata:` mapping kept as text). No YAML library is a dependency, and this is all the format needs. A file whose front matter cannot be
+lines, or go on over indented lines (`description: >` or `|`, a nested `metadata:` mapping kept as text). No
+YAML library is a dependency, and this is all the format needs. A file whose front matter cannot be
 read still works with its body; the problem comes back as one line naming the file. `allowed-tools` entries are
 permission rules (safety/rules.py), allowing only; Claude Code's spellings (`Bash(git add:*)`, `Read`: a tool's
 alias, declared on the tool) are translated. Pure code apart from reading the one file.

@@ -26,7 +26,8 @@ def definition_dirs(cwd: Path, user_dir: Path, home: Path, kind: str) -> list[tu
     scope: the project's (from the working directory up to the repository root, nearest first; mini-agent's before
     Claude Code's in each), then the user's (`<user dir>/<kind>`, then `~/.claude/<kind>`). The first to define a
     name wins."""
-    found = [("project", directory / place / kind) for directory in project_dirs(cwd, home) for place in DEFINITION_PLACES]
+    projects = project_dirs(cwd, home)
+    found = [("project", directory / place / kind) for directory in projects for place in DEFINITION_PLACES]
     found.append(("user", user_dir / kind))
     found.append(("user", home / ".claude" / kind))
     return found

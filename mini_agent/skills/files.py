@@ -12,8 +12,8 @@ folder's name) and `description` (at most 1,024 characters) are what the model i
 `compatibility`, `metadata` and Claude Code's own keys are accepted. `allowed-tools` is read and ignored: a skill
 never lets anything run without the question it would otherwise get (what the skill tells the model to run goes
 through the permission policy and the sandbox like any call). `disable-model-invocation: true` keeps a skill out
-of the model's list, `user-invocable: false` out of the user's `/name` commands (app/skill_commands.py). A problem is one line naming the file; a skill that cannot be used at all is left out, and
-the others still load.
+of the model's list, `user-invocable: false` out of the user's `/name` commands (app/skill_commands.py). A
+problem is one line naming the file; a skill that cannot be used at all is left out, and the others still load.
 """
 
 from __future__ import annotations

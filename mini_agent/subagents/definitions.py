@@ -1,10 +1,10 @@
 """Named sub-agents: `.mini-agent/agents/*.md` files (and Claude Code's `.claude/agents/*.md`), front matter
-(description, tools, model, skills) and a body that is added to the sub-agent's system prompt. The project's directories
-win over the user's on a name clash, and mini-agent's own over Claude Code's.
+(description, tools, model, skills) and a body that is added to the sub-agent's system prompt. The project's
+directories win over the user's on a name clash, and mini-agent's own over Claude Code's.
 
 Claude Code's agent files load as written: its other front matter keys (color, permissionMode, hooks, ...) are
-accepted and left unused, `disallowedTools` takes tools away, `skills` preloads those skills' instructions (delegation.py), and its model names (`sonnet`, `opus`, `haiku`,
-`inherit`) are resolved where the agent runs (delegation.py)."""
+accepted and left unused, `disallowedTools` takes tools away, `skills` preloads those skills' instructions, and
+its model names (`sonnet`, `opus`, `haiku`, `inherit`) are resolved where the agent runs (delegation.py)."""
 
 from __future__ import annotations
 

@@ -207,7 +207,8 @@ def preloaded(names: tuple[str, ...], settings, started: float) -> str:
     for name in names:
         skill = catalog.named(name)
         body = skill_body(skill)[0] if skill is not None and skill.offered else None
-        parts.append(loaded(skill, body) if skill is not None and body is not None else f"(No skill {escape(name)!r} here.)")
+        missing = f"(No skill {escape(name)!r} here.)"
+        parts.append(loaded(skill, body) if skill is not None and body is not None else missing)
     return "\n\n".join(parts)
 
 

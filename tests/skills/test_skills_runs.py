@@ -264,11 +264,11 @@ def test_the_user_types_a_skill_as_a_slash_command_in_a_one_shot_run_and_in_the_
     write_skill(
         tmp_path / ".claude" / "skills",
         "release",
-        "---\nname: release\ndescription: Cut a release.\ndisable-model-invocation: true\n---\nRelease version $1 now.\n",
+        "---\nname: release\ndescription: Cut a release.\ndisable-model-invocation: true\n---\n"
+        "Release version $1 now.\n",
     )
-    write_skill(
-        tmp_path / ".claude" / "skills", "quiet", "---\nname: quiet\ndescription: Model only.\nuser-invocable: false\n---\nQ\n"
-    )
+    quiet = "---\nname: quiet\ndescription: Model only.\nuser-invocable: false\n---\nQ\n"
+    write_skill(tmp_path / ".claude" / "skills", "quiet", quiet)
     api.script(answer("Releasing."))
     done = run_cli(["-p", "/release 2.0"], api, env=env)
     assert done.returncode == 0, done.stderr.decode()

@@ -91,7 +91,7 @@ def test_a_command_files_allowed_tools_and_an_agent_files_tools_name_a_tool_by_i
 
 def test_an_alias_is_written_only_where_its_tool_is_declared():
     aliases = {item.alias for item in every_tool()}
-    declaring = {"tools", "subagents/task_tool.py", "skills/tool.py", "safety/rules.py"}  # the rules' Claude spelling: see below
+    declaring = {"tools", "subagents/task_tool.py", "skills/tool.py", "safety/rules.py"}  # rules: see below
     found = []
     for path in PACKAGE.rglob("*.py"):
         where = path.relative_to(PACKAGE).as_posix()
