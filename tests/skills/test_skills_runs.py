@@ -307,3 +307,17 @@ def test_a_skill_cannot_hand_the_model_a_file_through_a_link(run_cli, api, tmp_p
     assert f"away: links outside the project ({outside}); the skill is not loaded." in err
     assert "SECRET-VALUE" not in json.dumps(api.message_requests)
     assert "- fine: Fine." in tool(api.message_requests[0], "skill")["description"]
+
+
+def test_a_command_changing_a_skills_script_is_told_to_the_human_and_withholds_the_skill(run_cli, api, tmp_path):
+    write_skill(tmp_path / ".mini-agent" / "skills", "ship", skill_text("ship", "Ships."), {"scripts/run.sh": "ok\n"})
+    api.script(
+        answer(tool_use("bash", {"command": "echo evil >> .mini-agent/skills/ship/scripts/run.sh"})),
+        answer(tool_use("skill", {"name": "ship"})),
+        answer("Done."),
+    )
+    done = run_cli(["-p", "go", "--permission-mode", "bypass"], api, env=home_env(tmp_path))
+    assert done.returncode == 0, done.stderr.decode()
+    assert f"Changed during that call: {tmp_path / '.mini-agent'}" in done.stderr.decode()
+    result = last_result(api.message_requests[2])
+    assert result["is_error"] and "changed during this session" in result["content"]
