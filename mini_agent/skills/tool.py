@@ -77,7 +77,7 @@ def loaded(skill: Skill, body: str) -> str:
     if len(raw) > BODY_BYTES:
         cut = raw[:BODY_BYTES]
         shown = cut[: cut.rfind(b"\n") + 1].decode("utf-8", errors="ignore")
-        line = _body_start(skill, body) + shown.count("\n") + 1
+        line = _body_start(skill, body) + shown.count("\n")
         shown += f"[{len(raw) - len(shown.encode()):,} more bytes not shown; read_file {skill.file} offset={line}]"
     head = f"<skill name={quoteattr(skill.name)} folder={quoteattr(str(skill.folder))}>"
     files = _files(skill.folder)

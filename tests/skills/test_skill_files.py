@@ -87,3 +87,20 @@ def test_without_skills_there_is_no_tool_and_with_them_the_list_is_made_once(tmp
     schema = registry.get("skill").schema()
     (folder / "SKILL.md").write_text("---\nname: one\ndescription: Changed.\n---\nx\n")
     assert registry.get("skill").schema() == schema  # the tools stay as sent: the prompt cache holds
+
+
+def test_a_long_body_is_cut_on_a_line_and_names_where_read_file_goes_on(tmp_path):
+    from mini_agent.skills.files import skill_body
+    from mini_agent.skills.tool import BODY_BYTES
+
+    folder = tmp_path / "big"
+    folder.mkdir()
+    lines = [f"step {number:06d} " + "x" * 60 for number in range(BODY_BYTES // 40)]
+    (folder / "SKILL.md").write_text("---\nname: big\ndescription: Big.\n---\n\n" + "\n".join(lines) + "\n")
+    skill, _ = read_skill(folder, "user")
+    shown = loaded(skill, skill_body(skill)[0])
+    offset = int(shown.split("offset=")[1].split("]")[0])
+    file_lines = (folder / "SKILL.md").read_text().split("\n")
+    last_shown = shown.split("\n[")[0].rstrip("\n").split("\n")[-1]
+    assert file_lines[offset - 2] == last_shown and file_lines[offset - 1].startswith("step ")
+    assert "more bytes not shown; read_file" in shown and len(shown.encode()) < BODY_BYTES + 4096
