@@ -7,7 +7,7 @@ tests/test_architecture.py holds the list and checks every import):
     cli/        arguments + environment + config files -> Settings -> exit status
     app/        the composition root (launch.py) and the front ends: one-shot, REPL, the showing subcommands
     ui/         drawing only, and the one question that asks the human
-    subagents/ commands/ sessions/   extensions above the agent
+    subagents/ commands/ sessions/ skills/   extensions above the agent
     agent.py    the loop; tool_calls.py and gate.py: a reply's calls, decided and run
     context/    blocks, sources, enrichers, the keeper, compaction; conversation.py: the transcript
     mcp/ model/ hooks/ tools/ undo/   providers of tools and replies; events.py: what the core emits

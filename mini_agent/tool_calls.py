@@ -171,6 +171,7 @@ class ToolCalls:
                 for text in notices(changed):
                     self.agent.emit(Notice(text))
                 self._remember_instructions([path for path in changed if path in instructions])
+                self._remember_skills()
         result = self._results[call["id"]] = self._with_hooks(call, tool, arguments, result)
         seconds = time.monotonic() - started
         written = self._written(tool, arguments)
@@ -199,6 +200,20 @@ class ToolCalls:
             except (OSError, MiniAgentError) as exc:  # the call itself went fine: say what could not be kept
                 names = ", ".join(map(str, written))
                 self.agent.emit(Notice(f"Could not remember that {names} changed ({exc}): check it yourself."))
+
+    def _remember_skills(self) -> None:
+        """A skill folder changed during the session is not offered until the human trusts it, in the sessions
+        after this one too (this one knows by its ctime). Every folder is looked at, not only where the watch saw
+        a change: a background job may have written one since the last call."""
+        from mini_agent.context.skill_trust import remember_changed, skill_roots
+        from mini_agent.errors import MiniAgentError
+
+        settings = self.agent.gate.settings
+        roots = [root for _scope, root in skill_roots(Path(self.agent.ctx.cwd), settings.user_dir)]
+        try:
+            remember_changed(settings.data_dir, roots, self.agent.gate.started)
+        except (OSError, MiniAgentError) as exc:
+            self.agent.emit(Notice(f"Could not remember which skills changed ({exc}): check them yourself."))
 
     def _watch(self) -> PlantedWatch:
         if self._planted is None:

@@ -107,7 +107,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cli",),  # arguments + environment + config files -> Settings -> exit status
     ("app",),  # the composition root and the front ends (one-shot, REPL, the showing subcommands)
     ("ui",),  # drawing: console, renderers, Markdown stream, the question
-    ("subagents", "commands", "sessions"),  # extensions above the agent
+    ("subagents", "commands", "sessions", "skills"),  # extensions above the agent
     ("agent",),  # the loop
     ("tool_calls", "gate", "step_preload"),  # a reply's calls: validate, decide, run, settle
     ("context",),  # blocks, sources, enrichers, keeper, compaction

@@ -3,14 +3,15 @@ to it afterwards.
 
 `launch` prepares what needs the terminal or starts early (the provider, the trust questions for a project's
 MCP servers and hooks, the session file to continue); `AgentBuilder` then makes the agent from those parts,
-complete: its tools with the `task` tool and the sub-agents behind it, the context keeper, the hooks, the MCP
-servers, the undo snapshot and its session. One-shot runs build at once; the REPL builds behind its first
-prompt (agent_build.py). Sub-agents are agents made by the same constructor (subagents/delegation.py), and what
+complete: its tools with the `skill` tool (the skills on offer) and the `task` tool and the sub-agents behind
+it, the context keeper, the hooks, the MCP servers, the undo snapshot and its session. One-shot runs build at
+once; the REPL builds behind its first prompt (agent_build.py). Sub-agents are agents made by the same constructor (subagents/delegation.py), and what
 changes during a session (the mode, the model, the conversation) changes through one method of the agent each.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -48,12 +49,14 @@ class AgentBuilder:
         from mini_agent.events import Notice
         from mini_agent.hooks import NO_HOOKS
         from mini_agent.prompt import NON_INTERACTIVE, static_prompt
+        from mini_agent.skills.tool import with_skills
         from mini_agent.subagents.delegation import with_subagents
         from mini_agent.tools import default_tools
         from mini_agent.tools.base import ToolContext
 
         settings, sessions = self.settings, self.sessions
-        registry, delegation, problems = with_subagents(default_tools(), settings)
+        tools, skills = with_skills(default_tools(), settings, time.time())
+        registry, delegation, problems = with_subagents(tools, settings)
         hooks = self.hooks
         if hooks is not None and sessions is not None:
             from mini_agent.app import hooks_setup
@@ -83,6 +86,8 @@ class AgentBuilder:
                 mcp_setup.wait_for_servers(agent, self.servers, settings.mcp_timeout)
         for problem in problems:
             emit(Notice(f"Agent definition not used: {problem}"))
+        for problem in skills.problems:
+            emit(Notice(f"Skill: {problem}"))
         if sessions is not None:
             sessions.attach(agent)
         return agent

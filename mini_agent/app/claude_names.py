@@ -2,7 +2,7 @@
 and what each REPL-only command is from the shell (for `-p "/name"`, which is a usage error).
 
 Claude Code's names that are commands here (/help, /clear, /compact, /context, /memory, /cost, /model, /resume,
-/mcp, /exit, and /quit, /status, /permissions, /config, /doctor) are in the REPL's table, app/repl_commands.py;
+/mcp, /exit, /skills, and /quit, /status, /permissions, /config, /doctor) are in the REPL's table, app/repl_commands.py;
 a name is in one place or the other (tests/app/test_habits.py). A custom command file of one of these names
 wins over the answer here, as it would over no command at all.
 """
@@ -47,8 +47,6 @@ INSTEAD = {
     "/privacy-settings": "No account, so no privacy settings: nothing is sent anywhere but to your model endpoint.",
     "/allowed-tools": "/permissions shows the rules; add one with --allow or [permissions] in config.toml.",
     "/approved-tools": "/permissions shows the rules; add one with --allow or [permissions] in config.toml.",
-    "/skills": "Custom commands are the nearest thing: Markdown files in .mini-agent/commands/ (or "
-    ".claude/commands/); /help lists them.",
     "/plugin": "No plugins: add tools with MCP servers (`mini-agent mcp add`), commands with custom command files.",
 }
 """Claude Code's name -> what to do here instead."""

@@ -29,6 +29,7 @@ REPL_BUILTINS = (
     "/undo",
     "/mcp",
     "/jobs",
+    "/skills",
     "/resume",
     "/rewind",
     "/fork",
@@ -53,7 +54,11 @@ ONE_SHOT_BUILTINS = ("/init",)
 
 
 def finder_for(settings: Settings, reserved: Iterable[str] = REPL_BUILTINS) -> CommandFinder:
-    return CommandFinder(cwd=settings.cwd, user_dir=settings.user_dir, reserved=tuple(reserved))
+    """The command files, then the skills a user may type as `/name` (app/skill_commands.py)."""
+    from mini_agent.app.skill_commands import SkillCommands
+
+    extra = SkillCommands(settings)
+    return CommandFinder(cwd=settings.cwd, user_dir=settings.user_dir, reserved=tuple(reserved), extra=extra)
 
 
 class CustomCommands:

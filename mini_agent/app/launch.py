@@ -88,6 +88,9 @@ def launch(
     from mini_agent.app import instructions_setup
 
     instructions_setup.prepare(settings, can_ask, environment.stderr)  # what the agent wrote into AGENTS.md & co.
+    from mini_agent.app import skills_setup
+
+    skills_setup.prepare(settings, can_ask, environment.stderr)  # and into skill folders
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.app.custom_commands import one_shot_prompt
 

@@ -41,6 +41,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/quit", "/quit", "leave (same as /exit)", lambda repl, argument: True),
         ("/init", "/init", "explore the project and write (or improve) its AGENTS.md", init),
         ("/jobs", "/jobs [stop ID]", "background jobs: list them, or stop one", _jobs),
+        ("/skills", "/skills", "the skills the model is offered, where each is from", _skills),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)
@@ -154,6 +155,12 @@ def _resume(repl, argument: str) -> None:
     message = repl.sessions.resume(repl.agent, argument or None, repl.console)
     if message:
         repl.console.print(f"[dim]{escape(message)}[/]")
+
+
+def _skills(repl, argument: str) -> None:
+    from mini_agent.app.skills_command import skills_command
+
+    skills_command(repl, argument)
 
 
 def _jobs(repl, argument: str) -> None:

@@ -19,14 +19,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mini_agent.commands.files import CommandFile, read_command
-from mini_agent.safety.workspace import project_dirs
+from mini_agent.safety.agent_files import definition_dirs
 
-PROJECT_DIRS = (".mini-agent/commands", ".claude/commands")
 ARGUMENTS_LABEL = "ARGUMENTS:"
 _PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS\b|\d+)")
 
@@ -77,10 +76,7 @@ def command_name(directory: Path, path: Path) -> str:
 
 def search_dirs(cwd: Path, user_dir: Path, home: Path) -> list[tuple[str, Path]]:
     """The command directories, highest precedence first, each with its scope (project or user)."""
-    found = [("project", directory / sub) for directory in project_dirs(cwd, home) for sub in PROJECT_DIRS]
-    found.append(("user", user_dir / "commands"))
-    found.append(("user", home / ".claude" / "commands"))
-    return found
+    return definition_dirs(cwd, user_dir, home, "commands")
 
 
 @dataclass
@@ -92,6 +88,8 @@ class CommandFinder:
     home: Path = field(default_factory=Path.home)
     reserved: Iterable[str] = ()
     """Built-in command names: a built-in always wins over a file of the same name."""
+    extra: Callable[[], dict[str, CommandFile]] | None = None
+    """Commands from elsewhere (skills a user may invoke), after the files: a command file wins a name."""
     _cache: dict[Path, tuple[tuple[int, int], CommandFile]] = field(default_factory=dict, repr=False)
     _warned: set[str] = field(default_factory=set, repr=False)
 
@@ -110,6 +108,9 @@ class CommandFinder:
                     seen.add(path)
                     chosen[name] = command
         self._cache = {path: entry for path, entry in self._cache.items() if path in seen}
+        for name, command in (self.extra() if self.extra is not None else {}).items():
+            if name not in chosen and name not in reserved:
+                chosen[name] = command
         return chosen
 
     def shadowed(self) -> list[str]:

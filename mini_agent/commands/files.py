@@ -8,8 +8,9 @@
     ---
     Review pull request #$1 ...
 
-Front matter is `key: value` lines; a value may be quoted, an inline list `[a, b]` or a block of `- item`
-lines. No YAML library is a dependency, and this is all the format needs. A file whose front matter cannot be
+Front matter is `key: value` lines; a value may be quoted, an inline list `[a, b]`, a block of `- item`
+lines, or go on over indented lines (`description: >` or `|`, a nested `metadata:` mapping kept as text). No
+YAML library is a dependency, and this is all the format needs. A file whose front matter cannot be
 read still works with its body; the problem comes back as one line naming the file. `allowed-tools` entries are
 permission rules (safety/rules.py), allowing only; Claude Code's spellings (`Bash(git add:*)`, `Read`: a tool's
 alias, declared on the tool) are translated. Pure code apart from reading the one file.
@@ -85,10 +86,15 @@ def split_front_matter(text: str) -> tuple[dict[str, str | list[str]], str, list
     fields: dict[str, str | list[str]] = {}
     problems: list[str] = []
     current: str | None = None
+    below: dict[str, list[str]] = {}
     for number, line in enumerate(lines[1:end], start=2):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         stripped = line.strip()
+        value = fields.get(current) if current is not None else None
+        if current is not None and line[0] in " \t" and isinstance(value, str) and _continues(value, stripped):
+            below.setdefault(current, []).append(stripped)
+            continue
         if stripped.startswith("- ") or stripped == "-":
             if current is None or isinstance(fields.get(current), str) and fields[current]:
                 problems.append(f"line {number}: a list item with no key above it (ignored).")
@@ -105,8 +111,30 @@ def split_front_matter(text: str) -> tuple[dict[str, str | list[str]], str, list
             continue
         current, value = match.group(1), match.group(2).strip()
         fields[current] = _unquote(value)  # `[a, b]` stays text: argument-hint shows it as written
+    for key, more in below.items():
+        fields[key] = _joined(str(fields[key]), more)
     body = "\n".join(lines[end + 1 :]).lstrip("\n")
     return fields, body, problems
+
+
+_BLOCK = re.compile(r"^[|>][+-]?$")
+"""YAML's block scalar indicators: `description: >-` then indented lines."""
+
+
+def _continues(value: str, stripped: str) -> bool:
+    """Whether an indented line belongs to the key above: a block scalar's or a plain value's next line, or a
+    nested mapping (`metadata:` then `  author: x`); an indented `- item` under an empty key is a list item."""
+    return bool(_BLOCK.match(value)) or bool(value) or not (stripped.startswith("- ") or stripped == "-")
+
+
+def _joined(value: str, more: list[str]) -> str:
+    """A key's value with its indented lines: `|` keeps the lines, `>` and a plain value fold them into one (as
+    YAML does), and a nested mapping stays as its lines of text (nothing here reads one)."""
+    if value.startswith("|") or not value:
+        return "\n".join(more)
+    if value.startswith(">"):
+        return " ".join(more)
+    return " ".join([value, *more])
 
 
 def allowed_rules(value: str | list[str] | None, origin: Origin) -> tuple[Rules, list[str]]:

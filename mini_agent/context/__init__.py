@@ -5,6 +5,7 @@ inside the window.
     sources.py         project instructions, environment, user memory, recent activity (git_state.py: git)
     instruction_files.py  where AGENTS.md, CLAUDE.md and CLAUDE.local.md are; imports.py: their @path imports;
                        instruction_text.py: the block's text; instruction_trust.py: what the agent wrote there
+    skill_trust.py     where skill folders are and which a session changed (withheld until the human trusts them)
     attach.py          piped input, capped and escaped, for the stdin block
     images.py          images the user attaches (`@shot.png`, a dragged path, `--image`): blocks beside the text
     enrich/            @path mentions, relative times (EN/ZH), references to earlier files, URLs

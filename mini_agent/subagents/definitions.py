@@ -1,10 +1,10 @@
 """Named sub-agents: `.mini-agent/agents/*.md` files (and Claude Code's `.claude/agents/*.md`), front matter
-(description, tools, model) and a body that is added to the sub-agent's system prompt. The project's directories
-win over the user's on a name clash, and mini-agent's own over Claude Code's.
+(description, tools, model, skills) and a body that is added to the sub-agent's system prompt. The project's
+directories win over the user's on a name clash, and mini-agent's own over Claude Code's.
 
 Claude Code's agent files load as written: its other front matter keys (color, permissionMode, hooks, ...) are
-accepted and left unused, `disallowedTools` takes tools away, and its model names (`sonnet`, `opus`, `haiku`,
-`inherit`) are resolved where the agent runs (delegation.py)."""
+accepted and left unused, `disallowedTools` takes tools away, `skills` preloads those skills' instructions, and
+its model names (`sonnet`, `opus`, `haiku`, `inherit`) are resolved where the agent runs (delegation.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from mini_agent.commands.files import split_front_matter
 
 AGENTS_DIR = Path(".mini-agent") / "agents"
 CLAUDE_AGENTS_DIR = Path(".claude") / "agents"
-FIELDS = ("name", "description", "tools", "model", "disallowedtools")
+FIELDS = ("name", "description", "tools", "model", "disallowedtools", "skills")
 CLAUDE_FIELDS = (
-    "color", "permissionmode", "hooks", "skills", "mcpservers", "memory", "effort", "maxturns", "background",
+    "color", "permissionmode", "hooks", "mcpservers", "memory", "effort", "maxturns", "background",
     "isolation", "initialprompt",
 )  # fmt: skip
 """Claude Code's other agent keys: accepted, not used here (a sub-agent's mode and hooks are always its
@@ -42,6 +42,8 @@ class AgentDefinition:
     model: str | None = None
     """A model id for this agent; None: the main agent's model."""
     path: Path | None = None
+    skills: tuple[str, ...] = ()
+    """Skills whose instructions are put in its system prompt from the start (Claude Code's `skills`)."""
 
 
 class DefinitionError(ValueError):
@@ -90,6 +92,7 @@ def definition_of(path: Path, text: str) -> AgentDefinition:
         withheld=tuple(withheld),
         model=model if isinstance(model, str) and model else None,
         path=path,
+        skills=tuple(_names(fields.get("skills")) or ()),
     )
 
 

@@ -147,6 +147,8 @@ class Delegation:
         static = f"{parent.static_prompt}\n\n{ROLE}"
         if definition is not None and definition.prompt:
             static += f"\n\n# Your role: {definition.name}\n\n{definition.prompt}"
+        if definition is not None and definition.skills:
+            static += "\n\n" + preloaded(definition.skills, settings, parent.gate.started)
         return Agent(
             parent.provider,
             ToolRegistry(tools),
@@ -190,6 +192,24 @@ class Delegation:
                 parent.keeper.engine.tool_ran("write", parent.ctx.resolve(path))
             if run.commands:
                 parent.keeper.engine.tool_ran("exec", None)
+
+
+def preloaded(names: tuple[str, ...], settings, started: float) -> str:
+    """The system prompt's part for the skills an agent file names: each one's body and files, as the skill tool
+    hands them over; a skill that is unknown, withheld until trusted or the user's only is named as left out."""
+    from mini_agent.skills.catalog import find_skills
+    from mini_agent.skills.files import skill_body
+    from mini_agent.skills.tool import loaded
+    from mini_agent.xmltext import escape
+
+    catalog = find_skills(settings.cwd, settings.user_dir, settings.data_dir, started)
+    parts = ["# Skills loaded for you"]
+    for name in names:
+        skill = catalog.named(name)
+        body = skill_body(skill)[0] if skill is not None and skill.offered else None
+        missing = f"(No skill {escape(name)!r} here.)"
+        parts.append(loaded(skill, body) if skill is not None and body is not None else missing)
+    return "\n\n".join(parts)
 
 
 def _last_words(session: Session) -> str:

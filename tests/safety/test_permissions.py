@@ -99,6 +99,7 @@ def test_modes_for_files_and_fetches(workspace, mode, tool, arguments, expected)
         "sub/.claude/commands/x/y.md",
         ".claude/agents/reviewer.md",
         ".claude/skills/pdf/SKILL.md",
+        ".mini-agent/skills/pdf/scripts/fill.py",
         ".claude/settings.json",
         "~/.claude/settings.json",
     ],

@@ -34,11 +34,18 @@ def task_tool():
     return task_tool(lambda description, prompt, agent: "", {}, {})
 
 
+def skill_tool():
+    from mini_agent.skills.catalog import Catalog
+    from mini_agent.skills.tool import skill_tool
+
+    return skill_tool(Catalog, [])
+
+
 def every_tool():
-    return [*BUILTIN, task_tool()]
+    return [*BUILTIN, task_tool(), skill_tool()]
 
 
-def test_every_built_in_tool_and_the_task_tool_declares_its_alias_and_key_argument():
+def test_every_built_in_tool_and_the_task_and_skill_tools_declare_its_alias_and_key_argument():
     facts = {item.name: (item.alias, item.key_argument, item.edits_files) for item in every_tool()}
     assert facts == {
         "read_file": ("Read", "path", False),
@@ -49,6 +56,7 @@ def test_every_built_in_tool_and_the_task_tool_declares_its_alias_and_key_argume
         "job_output": ("BashOutput", "job_id", False),
         "stop_job": ("KillShell", "job_id", False),
         "task": ("Task", "description", False),
+        "skill": ("Skill", "name", False),
     }
     assert [item.name for item in BUILTIN] == [READ_FILE, WRITE_FILE, EDIT_FILE, BASH, JOB_OUTPUT, STOP_JOB, WEB_FETCH]
 
@@ -83,7 +91,7 @@ def test_a_command_files_allowed_tools_and_an_agent_files_tools_name_a_tool_by_i
 
 def test_an_alias_is_written_only_where_its_tool_is_declared():
     aliases = {item.alias for item in every_tool()}
-    declaring = {"tools", "subagents/task_tool.py", "safety/rules.py"}  # the rules' Claude spelling: see below
+    declaring = {"tools", "subagents/task_tool.py", "skills/tool.py", "safety/rules.py"}  # rules: see below
     found = []
     for path in PACKAGE.rglob("*.py"):
         where = path.relative_to(PACKAGE).as_posix()
