@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from mini_agent.context.call_lines import call_line, interrupted_text
+from mini_agent.context.call_lines import INTERRUPTED, call_line, interrupted_text
 from mini_agent.events import Emit, HintChanged, Notice, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
 from mini_agent.model.wellformed import safe_text
@@ -258,9 +258,16 @@ class ToolCalls:
     def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str) -> None:
         """Ctrl-C stopped these running calls: the model hears how long they ran and what they printed, not "Not
         run", since a command killed half-way may have changed things."""
-        text = interrupted_text(tool.risk, time.monotonic() - started, output)
+        seconds = time.monotonic() - started
+        text = interrupted_text(tool.risk, seconds, output)
         for call in calls:
-            self._results[call["id"]] = ToolResult(self.agent.secrets.mask(text), is_error=True)
+            result = self._results[call["id"]] = ToolResult(
+                safe_text(self.agent.secrets.mask_output(text, f"the output of {tool.name}")),
+                is_error=True,
+                killed_by=INTERRUPTED,
+            )
+            # The human keeps the call's line and what it printed, as the model does (not just "Interrupted.").
+            self.agent.emit(ToolFinished(call["id"], tool.name, call.get("input"), result, seconds, tool))
 
     def _after_tool(
         self, tool: Tool, arguments: dict, result: ToolResult, seconds: float, confinement: object = None

@@ -299,11 +299,15 @@ def test_ctrl_c_during_a_tool_aborts_the_turn_and_keeps_the_transcript_valid(api
         answer(tool_use("lookup", {"key": "a"}, id="done1"), tool_use("interrupt", {"why": "x"}, id="int1")),
         answer("Fresh start."),
     )
-    agent, _ = make_agent(api, settings_for, permission_mode="auto")
+    agent, events = make_agent(api, settings_for, permission_mode="auto")
     with pytest.raises(TurnAborted):
         agent.run_turn("run and stop")
     last = agent.session.messages[-1]
     assert [(b["tool_use_id"], b.get("is_error", False)) for b in last["content"]] == [("done1", False), ("int1", True)]
+    # The front ends hear of the interrupted call too: its line stays in the scrollback, with what it printed.
+    finished = [event for event in events if type(event).__name__ == "ToolFinished"]
+    assert [event.tool_use_id for event in finished] == ["done1", "int1"]
+    assert finished[1].result.killed_by == "Ctrl-C" and finished[1].result.is_error
     assert agent.run_turn("again").text == "Fresh start."
 
 

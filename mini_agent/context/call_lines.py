@@ -43,6 +43,10 @@ def _seconds(seconds: float) -> str:
     return f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
 
 
+INTERRUPTED = "Ctrl-C"
+"""`ToolResult.killed_by` of a call the human interrupted: its line shows what it printed until then."""
+
+
 def interrupted_text(risk: str, seconds: float, output: str) -> str:
     what = "the command and every process it started were killed" if risk == "exec" else "the call was abandoned"
     text = (

@@ -61,7 +61,7 @@ def hooks_in_file(path: Path) -> tuple[list[HookDef], list[str]]:
 def _group(event: str, group: object, path: Path, notices: list[str]) -> list[HookDef]:
     where = f"a {event} entry in {path}"
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-        notices.append(f"{where} is not {{\"matcher\": ..., \"hooks\": [...]}}: left out.")
+        notices.append(f'{where} is not {{"matcher": ..., "hooks": [...]}}: left out.')
         return []
     matcher = group.get("matcher")
     if matcher is not None and not isinstance(matcher, str):

@@ -43,9 +43,7 @@ class Catalog:
         return self.skills.get(name)
 
 
-def find_skills(
-    cwd: Path, user_dir: Path, data_dir: Path | None, started: float, home: Path | None = None
-) -> Catalog:
+def find_skills(cwd: Path, user_dir: Path, data_dir: Path | None, started: float, home: Path | None = None) -> Catalog:
     """Every skill as it is now. `started`: when the session began (a folder changed since is withheld)."""
     record = written(data_dir)
     chosen: dict[str, Skill] = {}

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from mini_agent.context.images import ImagesAttached
 from mini_agent.context.injection import ContextInjected
+from mini_agent.context.call_lines import INTERRUPTED
 from mini_agent.events import (
     AssistantMessage,
     Compacted,
@@ -98,6 +99,9 @@ class ProgressRenderer:
             shown = tool_line(event, glyphs)
             # a refusal's plain line is shown whole, on the same line: a flag cut in two is useless
             self._line(f"{shown.head} {glyphs.fail} {shown.note}" if shown.note else str(shown))
+            if event.result.killed_by == INTERRUPTED:  # what it printed until Ctrl-C, as the model got it
+                for text in shown.detail:
+                    self._line(f"    {text}")
         elif isinstance(event, ReplyDiscarded):
             self._line(f"! {event.retrying()} (retry {event.attempt}).")
         elif isinstance(event, Notice):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mini_agent.context.call_lines import INTERRUPTED
 from mini_agent.events import ToolFinished
 from mini_agent.ui.terminal_text import visible
 
@@ -84,6 +85,10 @@ def tool_line(event: ToolFinished, glyphs: Glyphs) -> ToolLine:
     exit_code = event.result.exit_code
     if event.result.shown:
         return ToolLine(head, f"{g.fail} not run", False, [], content, event.result.shown)
+    if event.result.killed_by == INTERRUPTED:  # what it printed until Ctrl-C, its last lines, as the model got it
+        printed = content.split("\nOutput so far:\n", 1)[1] if "\nOutput so far:\n" in content else ""
+        tail = [line for line in printed.strip().splitlines() if line.strip()][-DETAIL_LINES:]
+        return ToolLine(head, f"{g.fail} interrupted{g.separator}{event.duration:.1f}s", False, tail, content)
     if event.result.is_error:
         detail = [line for line in content.strip().splitlines()[1:] if line.strip()][:DETAIL_LINES]
         return ToolLine(head, f"{g.fail} {first_line(content)}", False, detail, content)

@@ -124,9 +124,12 @@ def test_stream_json_prints_a_line_per_step(run_installed, api):
 
 
 def test_ctrl_c_kills_the_running_command_and_exits_130(api, tmp_path):
-    api.script(answer(tool_use("bash", {"command": "exec sleep 60.4242"})))  # in the sandbox: found by argv
+    api.script(answer(tool_use("bash", {"command": "echo begun; exec sleep 60.4242"})))  # sandboxed: found by argv
     process = start_cli(api, tmp_path, "-p", "sleep", "--yes")
-    assert "Interrupted" in ctrl_c_while_running(process, "sleep", "60.4242")
+    err = ctrl_c_while_running(process, "sleep", "60.4242")
+    assert "Interrupted" in err
+    # Not only "Interrupted.": the call's line and what it printed, as the model got them.
+    assert "bash(echo begun; exec sleep 60.4242)" in err and "interrupted" in err and "    begun" in err
 
 
 def test_a_silent_socket_on_stdin_beside_p_is_given_up_on_within_a_second_and_said(api, tmp_path):

@@ -70,6 +70,9 @@ def test_ctrl_c_kills_a_command_and_the_model_hears_how_long_it_ran_and_what_it_
     child.sendline("build it")
     sleeper = eventually(lambda: process_running("sleep", "60.5151"), "the command starting")
     child.sendcontrol("c")
+    # The command's line stays in the scrollback, with what it printed (the spinner line alone would vanish).
+    child.expect("interrupted")
+    child.expect("started-the-build")
     child.expect("Interrupted")
     child.expect(PROMPT)
     assert not alive(sleeper)

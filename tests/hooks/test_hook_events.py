@@ -57,9 +57,7 @@ def test_session_start_context_reaches_the_first_request_escaped_and_session_end
     api.script(answer("again"))
     resumed = run_cli(["-p", "more", "--continue"], api)
     assert resumed.returncode == 0, resumed.stderr.decode()
-    assert [event["source"] for event in events_in(log)[2:] if event["hook_event_name"] == "SessionStart"] == [
-        "resume"
-    ]
+    assert [event["source"] for event in events_in(log)[2:] if event["hook_event_name"] == "SessionStart"] == ["resume"]
     assert "wrong-source" in texts(api.message_requests[1])  # the matcher that names resume
 
 

@@ -59,8 +59,9 @@ def test_the_first_request_offers_names_and_descriptions_and_a_call_loads_the_bo
 
     offered = tool(first, "skill")
     assert offered is not None
-    assert "- pdf-forms: Fill in PDF forms. Use when the user asks to fill &lt;or flatten&gt; a PDF form." in (
-        offered["description"]
+    assert (
+        "- pdf-forms: Fill in PDF forms. Use when the user asks to fill &lt;or flatten&gt; a PDF form."
+        in (offered["description"])
     )
     assert "BODY-MARKER" not in json.dumps(first)  # the body costs nothing until it is used
 
