@@ -197,13 +197,20 @@ def test_cancel_stops_a_running_command_and_the_session_goes_on(agent, api, proj
     assert results[-1]["tool_use_id"] == "b-long" and results[-1]["is_error"]
 
 
+def test_plan_mode_set_by_the_editor_refuses_a_write_without_asking(agent, api, project, session):
+    api.script(answer(tool_use("write_file", {"path": "planned.txt", "content": "x"}, id="w-plan")), answer("Planned."))
+    agent.run(agent.conn.set_session_mode(session_id=session, mode_id="plan"))
+    asked = len(agent.editor.questions)
+    assert prompt(agent, session, "write it").stop_reason == "end_turn"
+    assert len(agent.editor.questions) == asked and not (project / "planned.txt").exists()
+    with pytest.raises(RequestError):
+        agent.run(agent.conn.set_session_mode(session_id=session, mode_id="bypass"))
+
+
 def test_a_stored_session_loads_with_its_history(agent, api, project, session):
     api.script(answer("Remembered."))
     prompt(agent, session, "remember this")
-    try:
-        loaded = agent.run(agent.conn.load_session(cwd=str(project), session_id=session, mcp_servers=[]))
-    except RequestError as exc:
-        raise AssertionError(exc.data) from None
+    loaded = agent.run(agent.conn.load_session(cwd=str(project), session_id=session, mcp_servers=[]))
     assert loaded.modes.current_mode_id == "default"
     words = [u.content.text for u in agent.editor.of(session, "user_message_chunk")]
     assert words == ["remember this"]
