@@ -22,7 +22,7 @@ YES, NO, ALWAYS = "allow_once", "reject_once", "allow_always:"
 
 def options_for(request: ApprovalRequest) -> list[PermissionOption]:
     always = [
-        PermissionOption(option_id=f"{ALWAYS}{grant.key}", name=grant.label[:1].upper() + grant.label[1:], kind="allow_always")
+        PermissionOption(option_id=f"{ALWAYS}{grant.key}", name=_capitalised(grant.label), kind="allow_always")
         for grant in request.ask.grants
     ]
     return [
@@ -32,16 +32,20 @@ def options_for(request: ApprovalRequest) -> list[PermissionOption]:
     ]
 
 
-def question_for(request: ApprovalRequest, call_id: str, title: str, kind: str) -> ToolCallUpdate:
+def _capitalised(label: str) -> str:
+    return label[:1].upper() + label[1:]
+
+
+def question_for(request: ApprovalRequest, call_id: str, title: str, kind: str, diff: list | None) -> ToolCallUpdate:
     """The call the question is about: its id (the `tool_call` the editor was told of), why the policy asks,
-    and the change as a unified diff when it is an edit."""
-    shown = f"{request.reason}\n\n{request.preview}" if request.preview else request.reason
+    and the change: as ACP diff content when the editor can show one, else as the unified diff."""
+    shown = f"{request.reason}\n\n{request.preview}" if request.preview and not diff else request.reason
     return ToolCallUpdate(
         tool_call_id=call_id,
         title=title,
         kind=kind,
         status="pending",
-        content=[tool_content(text_block(shown))],
+        content=[*(diff or []), tool_content(text_block(shown))],
         raw_input=request.arguments,
     )
 

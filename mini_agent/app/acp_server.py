@@ -37,7 +37,7 @@ from mini_agent import __version__
 from mini_agent.app.acp_permissions import decision_for, options_for, question_for
 from mini_agent.app.acp_runner import MainThreadRunner, ProtocolStreams, take_stdio
 from mini_agent.app.acp_session import AcpSession, editor_servers, open_session
-from mini_agent.app.acp_updates import UpdateMapper, history_updates, kind_of, title_of
+from mini_agent.app.acp_updates import UpdateMapper, diff_of, history_updates, kind_of, title_of
 from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.safety.permissions import Deny
 from mini_agent.settings import PERMISSION_MODES, Settings
@@ -170,7 +170,10 @@ class AcpAgent:
         self.outbox.put_nowait((session_id, update))
 
     def _send_threadsafe(self, session_id: str, update: Any) -> None:
-        self.loop.call_soon_threadsafe(self._send, session_id, update)
+        try:
+            self.loop.call_soon_threadsafe(self._send, session_id, update)
+        except RuntimeError:  # the loop is closed: the editor went away, and the turn is ending
+            pass
 
     async def _deliver(self) -> None:
         """The one sender of updates: in the order they were made."""
@@ -185,21 +188,24 @@ class AcpAgent:
 
     def _ask(self, session_id: str, mapper: UpdateMapper, request) -> Any:
         """On the main thread: the editor's answer to a permission question (a Ctrl-C-like cancel interrupts it)."""
-        arguments = request.arguments
-        call_id = mapper.pending_call(request.tool.name, arguments) or f"ask-{id(request)}"
-        question = question_for(request, call_id, title_of(request.tool.name, arguments, request.tool), kind_of(request.tool))
+        tool, arguments = request.tool, request.arguments  # arguments with known secrets masked (gate.py)
+        call_id = mapper.pending_call(tool.name, arguments) or f"ask-{id(request)}"
+        title, kind, diff = title_of(tool.name, arguments, tool), kind_of(tool), diff_of(arguments, tool, mapper.cwd)
+        question = question_for(request, call_id, title, kind, diff)
 
         async def ask():
             await self.outbox.join()  # the editor has the call before the question about it
             return await self.conn.request_permission(session_id, question, options_for(request))
 
-        future = asyncio.run_coroutine_threadsafe(ask(), self.loop)
+        future = None
         try:
+            future = asyncio.run_coroutine_threadsafe(ask(), self.loop)
             response = future.result()
         except BaseException as exc:
-            future.cancel()
+            if future is not None:
+                future.cancel()
             if isinstance(exc, Exception):  # the editor is gone or answered with an error: no yes was given
-                return Deny(f"The editor gave no answer ({exc}); {request.tool.name} was not run.", stop_turn=True)
+                return Deny(f"The editor gave no answer ({exc}); {tool.name} was not run.", stop_turn=True)
             raise
         return decision_for(response.outcome, request)
 

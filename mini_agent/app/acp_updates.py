@@ -101,6 +101,8 @@ class UpdateMapper:
     """Looks a tool up by name (the registry's `get`), for calls a reply names before they start."""
     announced: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """Tool call id -> (name, input): told as pending, not yet started."""
+    started: dict[str, str] = field(default_factory=dict)
+    """Tool name -> the id of its call that started last (web_fetch asks about an address while it runs)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def updates(self, event: Event) -> list:
@@ -146,6 +148,7 @@ class UpdateMapper:
 
     def _started(self, call_id: str, name: str, arguments: Any, tool: Tool | None, by: str = ""):
         told = self.announced.pop(call_id, None) is not None
+        self.started[name] = call_id
         title, kind = f"{by}{title_of(name, arguments, tool)}", kind_of(tool)
         if not told:  # a call settled before it ran (refused, malformed) or a sub-agent's: new to the editor
             locations = locations_of(arguments, tool, self.cwd)
@@ -175,12 +178,12 @@ class UpdateMapper:
             yield self._finished(event)
 
     def pending_call(self, name: str, arguments: dict) -> str | None:
-        """The announced, not yet started call a permission question is about: the same tool with the same
-        arguments, else the first of that tool."""
+        """The call a permission question is about: an announced one not yet started of the same tool with the
+        same arguments, else the first of that tool, else the one of that tool running now."""
         with self._lock:
             same = [call_id for call_id, (called, given) in self.announced.items() if called == name]
             exact = [call_id for call_id in same if self.announced[call_id][1] == arguments]
-            return (exact or same or [None])[0]
+            return (exact or same or [self.started.get(name)])[0]
 
     def turn_ended(self) -> list:
         """A turn ended (cancelled, or its reply cut): the calls it announced but never ran, marked failed."""

@@ -1,7 +1,7 @@
 """`mini-agent acp`: serve the Agent Client Protocol on stdio for an editor (app/acp_server.py).
 
-The flags before `acp` (`--model`, `--permission-mode`, `--allow`, `--max-steps`, ...) apply to every session the editor opens;
-each session's settings are read for its own directory (its project's config included).
+The flags before `acp` (`--model`, `--permission-mode`, `--allow`, `--max-steps`, ...) apply to every session
+the editor opens; each session's settings are read for its own directory (its project's config included).
 """
 
 from __future__ import annotations

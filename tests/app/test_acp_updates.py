@@ -111,8 +111,12 @@ def test_a_call_never_run_is_failed_when_the_turn_ends_and_a_refused_one_is_new_
     assert seen.pending_call(BASH, {"command": "b"}) == "c2"
     assert seen.pending_call(BASH, {"command": "other"}) == "c1"
     seen.updates(ToolStarted("c1", BASH, {"command": "a"}, TOOLS.get(BASH)))
+    assert seen.pending_call(BASH, {"command": "late"}) == "c2"
+    seen.updates(ToolStarted("c2", BASH, {"command": "b"}, TOOLS.get(BASH)))
+    assert seen.pending_call(BASH, {"command": "asked while running"}) == "c2"  # web_fetch asks as it runs
+    seen.updates(reply(call(BASH, {"command": "c"}, "c3")))
     [left] = seen.turn_ended()
-    assert (left.tool_call_id, left.status) == ("c2", "failed")
+    assert (left.tool_call_id, left.status) == ("c3", "failed")
     [fresh] = seen.updates(ToolStarted("c9", BASH, {"command": "z"}, TOOLS.get(BASH)))
     assert fresh.session_update == "tool_call" and fresh.status == "in_progress"
 

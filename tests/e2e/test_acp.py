@@ -150,6 +150,7 @@ def test_a_write_waits_for_the_editors_answer(agent, api, project, session):
     assert not (project / "refused.txt").exists()
     call, options = agent.editor.questions[-1]
     assert call.tool_call_id == "w-no"
+    assert call.content[0].type == "diff" and call.content[0].new_text == "no\n"  # the change, to judge it by
     assert [option.kind for option in options][0] == "allow_once" and options[-1].kind == "reject_once"
     assert "allow_always" in [option.kind for option in options]  # "always allow edits to this file"
     told = {update.tool_call_id: update for update in agent.editor.of(session, "tool_call")}
