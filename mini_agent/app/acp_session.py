@@ -8,6 +8,7 @@ run; the editor's own MCP servers (`session/new`'s `mcpServers`) are the user's,
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -53,6 +54,7 @@ class AcpSession:
     def turn(self, blocks: list, interruptible: Callable[[object], Any]) -> str:
         """One prompt: the ACP stop reason. `interruptible(token)` is the window a cancel may interrupt."""
         given = turn_input(blocks)
+        enter(self.settings.cwd)
         self.lifecycle.undo.begin_turn()
         try:
             with interruptible(self.id):
@@ -100,8 +102,18 @@ class _Outlet:
         self._held = []
 
 
+def enter(directory) -> None:
+    """The process works in the session's project while it builds or runs it, as the REPL does in its own:
+    sessions of several projects take turns on the one main thread."""
+    try:
+        os.chdir(directory)
+    except OSError:
+        pass  # everything that matters is given the directory; a vanished one fails there, with its error
+
+
 def open_session(settings: Settings, editor_servers: tuple, resume: str | None, send: Send, ask: Ask) -> AcpSession:
     """A new session (`resume` None) or a stored one continued (its id), built complete."""
+    enter(settings.cwd)
     from mini_agent.app.build import AgentBuilder
     from mini_agent.app.launch import project_parts, provider_for
     from mini_agent.app.lifecycle import SessionLifecycle

@@ -66,8 +66,8 @@ class Running:
             "MINI_AGENT_RETRY_BASE_DELAY": "0.01",
         }
         self._log = log.open("wb")
-        self._context = acp.spawn_agent_process(
-            self.editor, str(BIN), "acp", env=env, cwd=project, transport_kwargs={"stderr": self._log}
+        self._context = acp.spawn_agent_process(  # started elsewhere: each session names its project
+            self.editor, str(BIN), "acp", env=env, cwd=home, transport_kwargs={"stderr": self._log}
         )
         self.conn, self.process = self.run(self._context.__aenter__())
 
@@ -196,6 +196,21 @@ def test_cancel_stops_a_running_command_and_the_session_goes_on(agent, api, proj
     sent = api.message_requests[-1]["messages"]
     results = [b for m in sent if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"]
     assert results[-1]["tool_use_id"] == "b-long" and results[-1]["is_error"]
+
+
+def test_cancel_cuts_a_streaming_reply_and_keeps_what_came(agent, api, session):
+    stalled = answer("The first words, then many more that never come.")
+    stalled.stall_after_events = 5  # start, a text block, the first pieces: then the model says nothing more
+    api.script(stalled, answer("Go on."))
+    running = agent.start(agent.conn.prompt(session_id=session, prompt=[text_block("talk")]))
+    eventually(lambda: agent.editor.said(session), "the first words arriving")
+    agent.run(agent.conn.cancel(session_id=session))
+    assert running.result(PATIENCE).stop_reason == "cancelled"
+    shown = agent.editor.said(session)
+    assert prompt(agent, session, "and?").stop_reason == "end_turn"
+    kept = api.message_requests[-1]["messages"][1]
+    assert kept["role"] == "assistant"
+    assert kept["content"][0]["text"].startswith(f"{shown}\n\n[The user interrupted")
 
 
 def test_plan_mode_set_by_the_editor_refuses_a_write_without_asking(agent, api, project, session):
