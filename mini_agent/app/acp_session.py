@@ -137,6 +137,10 @@ def open_session(settings: Settings, editor_servers: tuple, resume: str | None, 
     )
     mapper.tools = agent.registry.get
     provider.warm_up()
+    if servers is not None:  # the session is ready when its servers' tools are (the prompt follows at once)
+        from mini_agent.app.mcp_setup import wait_for_servers
+
+        wait_for_servers(agent, servers, settings.mcp_timeout)
     outlet.open(lifecycle.session_id)
     return AcpSession(lifecycle.session_id, agent, lifecycle, mapper, settings, outlet)
 

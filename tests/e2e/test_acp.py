@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
 from pathlib import Path
 
 import pytest
-from support import BIN, PATIENCE, TEST_KEY, eventually, process_running
+from support import BIN, MCP_SERVER, PATIENCE, TEST_KEY, eventually, process_running
 from support.fake_api import FakeAnthropicAPI, answer, thinking, tool_use
 
 acp = pytest.importorskip("acp")
 from acp import PROTOCOL_VERSION, RequestError, text_block  # noqa: E402
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse  # noqa: E402
+from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPermissionResponse  # noqa: E402
 
 SLEEP = ("sleep", "60.4242")
 """The long command the cancel test interrupts: its argv is this module's own."""
@@ -64,10 +65,11 @@ class Running:
             "MINI_AGENT_HOME": str(home),
             "MINI_AGENT_NO_SERVER": "1",
             "MINI_AGENT_RETRY_BASE_DELAY": "0.01",
+            "MINI_AGENT_MCP_TIMEOUT": str(PATIENCE),  # a session is ready when its servers are, however slow
         }
         self._log = log.open("wb")
         self._context = acp.spawn_agent_process(  # started elsewhere: each session names its project
-            self.editor, str(BIN), "acp", env=env, cwd=home, transport_kwargs={"stderr": self._log}
+            self.editor, str(BIN), "acp", env=env, cwd=home, transport_kwargs={"stderr": self._log, "shutdown_timeout": PATIENCE}
         )
         self.conn, self.process = self.run(self._context.__aenter__())
 
@@ -78,6 +80,7 @@ class Running:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     def close(self) -> int | None:
+        """Close the agent's stdin, as an editor does, and wait for it to end by itself."""
         self.run(self._context.__aexit__(None, None, None))
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._log.close()
@@ -221,6 +224,16 @@ def test_plan_mode_set_by_the_editor_refuses_a_write_without_asking(agent, api, 
     assert len(agent.editor.questions) == asked and not (project / "planned.txt").exists()
     with pytest.raises(RequestError):
         agent.run(agent.conn.set_session_mode(session_id=session, mode_id="bypass"))
+
+
+def test_the_editors_mcp_servers_join_the_session(agent, api, project):
+    server = McpServerStdio(name="editor tools", command=sys.executable, args=[str(MCP_SERVER)], env=[])
+    created = agent.run(agent.conn.new_session(cwd=str(project), mcp_servers=[server]))
+    api.script(answer(tool_use("mcp__editor-tools__echo", {"text": "from the editor"}, id="m1")), answer("Echoed."))
+    assert prompt(agent, created.session_id, "echo").stop_reason == "end_turn"
+    ended = [u for u in agent.editor.of(created.session_id, "tool_call_update") if u.tool_call_id == "m1"][-1]
+    assert ended.status == "completed" and ended.content[0].content.text == "echo: from the editor", ended.content
+    api.assert_complete()
 
 
 def test_a_stored_session_loads_with_its_history(agent, api, project, session):
