@@ -2,8 +2,9 @@
 stdout kept for protocol messages alone.
 
 Turns run on the main thread because that is where Ctrl-C lands: `session/cancel` interrupts a turn exactly as
-Ctrl-C does in the REPL (SIGINT to the main thread: the running command's process group killed, the partial
-reply kept, every call settled), so there is one interruption path, not two. The protocol's asyncio loop runs on
+Ctrl-C does in the REPL (a signal to the main thread whose handler raises KeyboardInterrupt: the running
+command's process group killed, the partial reply kept, every call settled), so there is one interruption path,
+not two. The protocol's asyncio loop runs on
 a thread of its own and hands work over with `submit`.
 
 The protocol's streams are private duplicates of stdin and stdout, made before anything else runs; file
@@ -44,6 +45,14 @@ def take_stdio() -> ProtocolStreams:
     return ProtocolStreams(incoming, outgoing)
 
 
+CANCEL = signal.SIGUSR2
+"""The signal a cancel sends the main thread. Not SIGINT, so a human's Ctrl-C keeps its own meaning (a turn
+interrupted, or the server ended when idle) and a cancel's signal can never be taken for one."""
+RESEND = 0.1
+"""Seconds between repeats of a cancel's signal until it lands: one that arrives just before the main thread
+blocks in a wait is taken before the wait begins and would not end it."""
+
+
 class MainThreadRunner:
     """Runs submitted jobs one at a time on the thread that calls `serve` (the main thread)."""
 
@@ -52,7 +61,7 @@ class MainThreadRunner:
         self._interruptible: object | None = None
         """The token of the turn a cancel may interrupt now; None between turns."""
         self._interrupt: object | None = None
-        """The token a cancel asked to interrupt; its SIGINT may arrive after that turn ended."""
+        """The token a cancel asked to interrupt, until its KeyboardInterrupt is raised or its turn ends."""
         self._main = threading.main_thread().ident
 
     def submit(self, job: Callable[[], Any]) -> Future:
@@ -64,21 +73,22 @@ class MainThreadRunner:
         self._jobs.put(None)
 
     def serve(self) -> None:
-        """Run jobs until `stop`. A human's Ctrl-C between turns ends it (KeyboardInterrupt)."""
-        previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        """Run jobs until `stop`."""
+        previous = signal.signal(CANCEL, self._on_cancel)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {CANCEL})  # a mask inherited from the editor must not hold it
         try:
             while (item := self._jobs.get()) is not None:
                 job, future = item
                 if future.set_running_or_notify_cancel():
                     self._run(job, future)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(CANCEL, previous)
 
     @staticmethod
     def _run(job: Callable[[], Any], future: Future) -> None:
         try:
             value = job()
-        except BaseException as exc:  # a stray interrupt included: the caller hears of it, the loop goes on
+        except BaseException as exc:  # a human's Ctrl-C included: the caller hears of it, the loop goes on
             future.set_exception(exc)
         else:
             future.set_result(value)
@@ -86,24 +96,29 @@ class MainThreadRunner:
     @contextmanager
     def interruptible(self, token: object) -> Iterator[None]:
         """While inside, `interrupt(token)` raises KeyboardInterrupt here, as Ctrl-C would."""
-        self._interruptible = token
+        self._interrupt, self._interruptible = None, token
         try:
             yield
         finally:
-            self._interruptible = None
+            self._interruptible = self._interrupt = None
 
     def interrupt(self, token: object) -> bool:
         """Interrupt the turn `token` names if it is running (from any thread); whether it was."""
         if self._interruptible is None or self._interruptible != token:
             return False
         self._interrupt = token
-        signal.pthread_kill(self._main, signal.SIGINT)  # wakes a blocking wait, as a terminal's Ctrl-C does
+        threading.Thread(target=self._signal, args=(token,), name="acp-cancel", daemon=True).start()
         return True
 
-    def _on_interrupt(self, signum: int, frame: object) -> None:
-        asked, self._interrupt = self._interrupt, None
-        if asked is None:
-            raise KeyboardInterrupt  # a human's Ctrl-C (run from a terminal)
-        if asked == self._interruptible:
+    def _signal(self, token: object) -> None:
+        """The signal wakes a blocking wait, as a terminal's Ctrl-C does; repeated until it has landed."""
+        landed = threading.Event()
+        while self._interrupt == token and self._interruptible == token:
+            signal.pthread_kill(self._main, CANCEL)
+            landed.wait(RESEND)
+
+    def _on_cancel(self, signum: int, frame: object) -> None:
+        asked = self._interrupt
+        if asked is not None and asked == self._interruptible:
+            self._interrupt = None  # once: a repeat arriving after this is ignored
             raise KeyboardInterrupt
-        # else: the turn a cancel asked to stop had already ended; nothing to interrupt

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ class AcpAgent:
         self.conn: AgentSideConnection | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.outbox: asyncio.Queue | None = None
-        self._queued: dict[str, asyncio.Future] = {}
+        self._queued: dict[str, Future] = {}
         """A prompt waiting for the main thread, by session: a cancel before it starts cancels it."""
 
     def on_connect(self, conn: AgentSideConnection) -> None:
