@@ -10,24 +10,22 @@ import json
 from pathlib import Path
 
 import pytest
+from acp import resource_block, resource_link_block, text_block
+from acp.helpers import embedded_text_resource, image_block
+from acp.schema import AllowedOutcome, DeniedOutcome, SessionNotification
 from hypothesis import given
 from hypothesis import strategies as st
 
-acp = pytest.importorskip("acp")
-from acp import resource_block, resource_link_block, text_block  # noqa: E402
-from acp.helpers import embedded_text_resource, image_block  # noqa: E402
-from acp.schema import AllowedOutcome, DeniedOutcome, SessionNotification  # noqa: E402
-
-from mini_agent.app.acp_permissions import decision_for, options_for  # noqa: E402
-from mini_agent.app.acp_prompt import turn_input  # noqa: E402
-from mini_agent.app.acp_updates import UpdateMapper, history_updates, plan_update  # noqa: E402
-from mini_agent.events import AssistantMessage, Notice, TextDelta, Thought, ToolFinished, ToolStarted  # noqa: E402
-from mini_agent.gate import ApprovalRequest  # noqa: E402
-from mini_agent.safety.decisions import Ask, Grant  # noqa: E402
-from mini_agent.safety.permissions import Allow, Deny  # noqa: E402
-from mini_agent.tools import BASH, EDIT_FILE, READ_FILE, WEB_FETCH, WRITE_FILE, default_tools  # noqa: E402
-from mini_agent.tools.base import ToolResult  # noqa: E402
-from mini_agent.usage import Usage  # noqa: E402
+from mini_agent.app.acp_permissions import decision_for, options_for
+from mini_agent.app.acp_prompt import turn_input
+from mini_agent.app.acp_updates import UpdateMapper, history_updates, plan_update
+from mini_agent.events import AssistantMessage, Notice, TextDelta, Thought, ToolFinished, ToolStarted
+from mini_agent.gate import ApprovalRequest
+from mini_agent.safety.decisions import Ask, Grant
+from mini_agent.safety.permissions import Allow, Deny
+from mini_agent.tools import BASH, EDIT_FILE, READ_FILE, WEB_FETCH, WRITE_FILE, default_tools
+from mini_agent.tools.base import ToolResult
+from mini_agent.usage import Usage
 
 TOOLS = default_tools()
 CWD = Path("/work/project")

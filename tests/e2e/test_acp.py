@@ -12,13 +12,12 @@ import sys
 import threading
 from pathlib import Path
 
+import acp
 import pytest
+from acp import PROTOCOL_VERSION, RequestError, text_block
+from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPermissionResponse
 from support import BIN, MCP_SERVER, PATIENCE, TEST_KEY, eventually, process_running
 from support.fake_api import FakeAnthropicAPI, answer, thinking, tool_use
-
-acp = pytest.importorskip("acp")
-from acp import PROTOCOL_VERSION, RequestError, text_block  # noqa: E402
-from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPermissionResponse  # noqa: E402
 
 SLEEP = ("sleep", "60.4242")
 """The long command the cancel test interrupts: its argv is this module's own."""
