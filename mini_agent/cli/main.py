@@ -13,8 +13,8 @@ import typer
 
 from mini_agent import __version__
 from mini_agent.app.environment import Environment
-from mini_agent.cli.common import fail, settings_from
 from mini_agent.cli.acp import register as register_acp
+from mini_agent.cli.common import fail, settings_from
 from mini_agent.cli.inspect import register
 from mini_agent.cli.mcp import register as register_mcp
 from mini_agent.cli.positional import PRINT_ALONE, PROMPT, PromptOrCommand, print_alone

@@ -67,8 +67,9 @@ class Running:
             "MINI_AGENT_MCP_TIMEOUT": str(PATIENCE),  # a session is ready when its servers are, however slow
         }
         self._log = log.open("wb")
+        transport = {"stderr": self._log, "shutdown_timeout": PATIENCE}
         self._context = acp.spawn_agent_process(  # started elsewhere: each session names its project
-            self.editor, str(BIN), "acp", env=env, cwd=home, transport_kwargs={"stderr": self._log, "shutdown_timeout": PATIENCE}
+            self.editor, str(BIN), "acp", env=env, cwd=home, transport_kwargs=transport
         )
         self.conn, self.process = self.run(self._context.__aenter__())
 
