@@ -30,7 +30,8 @@ def main() -> None:
         sys.stdout.write(text)
         return
     start = False
-    if arguments[:1] != ["server"] and warm_start_enabled():
+    # `acp` owns its stdio and its signals for as long as the editor runs it: never handed to the warm server.
+    if arguments[:1] != ["server"] and "acp" not in arguments and warm_start_enabled():
         from mini_agent.warm.client import hand_over
 
         outcome = hand_over(sys.argv)

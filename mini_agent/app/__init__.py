@@ -12,6 +12,8 @@
     show_prompt.py     `--show-prompt`
     undo_command.py    `mini-agent undo`
     environment.py     the `Environment` the front ends read (streams, terminals, variables, cwd, clock)
+    acp_*.py           `mini-agent acp`: the Agent Client Protocol front end for editors (server, runner,
+                       session, updates, permissions, prompt)
 
 May import the extensions (subagents, commands, sessions), the agent and everything below; never cli.
 """

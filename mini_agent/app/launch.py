@@ -36,18 +36,7 @@ def launch(
     started = environment.clock()
     stdin = environment.stdin
     interactive = prompt is None and stdin is not None and environment.stdin_isatty
-    from mini_agent.model.endpoints import PRESETS
-
-    preset = PRESETS.get(settings.provider or "")
-    settings.require_credentials(settings.api_key_variable or (preset.key_variable if preset else None))
-    from mini_agent.model import AnthropicProvider
-    from mini_agent.step_preload import PRELOAD
-
-    provider = AnthropicProvider(settings, memory=_endpoint_memory(environment))
-    provider.on_sent = PRELOAD.request_sent  # what the steps need loads during replies, not in the steps
-    if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
-        settings = replace(settings, model=provider.endpoint_model())
-        provider.settings = settings
+    settings, provider = provider_for(settings, environment.variables)
     if prompt is None and not interactive and stdin is None:
         raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
     piped, more = "", False
@@ -69,28 +58,7 @@ def launch(
         refuse_unless_a_command(prompt, settings)
     attached = _attach_images(images, settings, interactive)
     can_ask = stdin is not None and environment.stdin_isatty and environment.stderr_isatty
-    servers = None
-    if settings.mcp_servers:  # trust first (no SDK import); a one-shot run starts them now, overlapping the rest
-        from mini_agent.app import mcp_setup
-
-        servers = mcp_setup.prepare(settings, can_ask, environment.stderr)
-        if not interactive:
-            servers.start()
-    hooks = None
-    if settings.hooks:
-        from mini_agent.app import hooks_setup
-
-        hooks = hooks_setup.prepare(settings, can_ask, environment.stderr)
-    if any(rule.origin.kind == "project" and rule.effect == "allow" for rule in settings.rules.rules):
-        from mini_agent.app import rules_setup
-
-        settings = rules_setup.prepare(settings, can_ask, environment.stderr)
-    from mini_agent.app import instructions_setup
-
-    instructions_setup.prepare(settings, can_ask, environment.stderr)  # what the agent wrote into AGENTS.md & co.
-    from mini_agent.app import skills_setup
-
-    skills_setup.prepare(settings, can_ask, environment.stderr)  # and into skill folders
+    settings, servers, hooks = project_parts(settings, can_ask, environment.stderr, start_servers=not interactive)
     if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.app.custom_commands import one_shot_prompt
 
@@ -135,6 +103,53 @@ def launch(
             sessions.end("other")  # after the answer is out: the hooks do not delay it
 
 
+def provider_for(settings: Settings, variables=os.environ):
+    """The model provider for `settings` (credentials required), and the settings with the endpoint's first
+    model when a local preset named none."""
+    from mini_agent.model.endpoints import PRESETS
+
+    preset = PRESETS.get(settings.provider or "")
+    settings.require_credentials(settings.api_key_variable or (preset.key_variable if preset else None))
+    from mini_agent.model import AnthropicProvider
+    from mini_agent.step_preload import PRELOAD
+
+    provider = AnthropicProvider(settings, memory=_endpoint_memory(variables))
+    provider.on_sent = PRELOAD.request_sent  # what the steps need loads during replies, not in the steps
+    if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
+        settings = replace(settings, model=provider.endpoint_model())
+        provider.settings = settings
+    return settings, provider
+
+
+def project_parts(settings: Settings, can_ask: bool, err, start_servers: bool):
+    """A project's MCP servers, hooks and allow rules, each trusted first (asked, or left out with a notice when
+    nobody can answer); `start_servers`: start the servers now, overlapping the rest of start-up.
+    Returns (settings with the trusted rules, the MCP manager or None, the hooks or None)."""
+    servers = None
+    if settings.mcp_servers:  # trust first (no SDK import)
+        from mini_agent.app import mcp_setup
+
+        servers = mcp_setup.prepare(settings, can_ask, err)
+        if start_servers:
+            servers.start()
+    hooks = None
+    if settings.hooks:
+        from mini_agent.app import hooks_setup
+
+        hooks = hooks_setup.prepare(settings, can_ask, err)
+    if any(rule.origin.kind == "project" and rule.effect == "allow" for rule in settings.rules.rules):
+        from mini_agent.app import rules_setup
+
+        settings = rules_setup.prepare(settings, can_ask, err)
+    from mini_agent.app import instructions_setup
+
+    instructions_setup.prepare(settings, can_ask, err)  # what the agent wrote into AGENTS.md & co.
+    from mini_agent.app import skills_setup
+
+    skills_setup.prepare(settings, can_ask, err)  # and into skill folders
+    return settings, servers, hooks
+
+
 def _attach_images(paths: tuple[str, ...], settings: Settings, interactive: bool) -> tuple:
     """The `--image` files read and fitted now: one that cannot be sent is a usage error before any request."""
     if not paths:
@@ -177,11 +192,11 @@ def _has_input(stdin, environment: Environment) -> bool:
     return bool(ready)
 
 
-def _endpoint_memory(environment: Environment):
+def _endpoint_memory(variables):
     """Where what remote endpoints said about themselves is remembered between runs (the cache directory)."""
     from pathlib import Path
 
     from mini_agent.locations import cache_dir
     from mini_agent.model.endpoint_memory import EndpointMemory
 
-    return EndpointMemory(Path(cache_dir(environment.variables)) / "endpoints.json")
+    return EndpointMemory(Path(cache_dir(variables)) / "endpoints.json")

@@ -7,6 +7,7 @@
     mcp.py         `mini-agent mcp list|add|remove`
     server.py      `mini-agent server status|start|stop`
     undo.py        `mini-agent undo`
+    acp.py         `mini-agent acp` (the Agent Client Protocol server, app/acp_server.py)
     help_text.py   `--help` without importing typer (cached per version and width)
 
 May import everything below it (app/ and down). Nothing imports cli but entry.py, __main__.py and warm/'s worker.

@@ -15,10 +15,11 @@ def settings_from(allow: list[str], deny: list[str], **overrides):
     return resolved_from(allow, deny, **overrides).settings
 
 
-def resolved_from(allow: list[str], deny: list[str], **overrides):
+def resolved_from(allow: list[str], deny: list[str], cwd=None, **overrides):
+    """As `settings_from`, with where each setting came from; `cwd`: the project directory (default: here)."""
     from mini_agent.cli.config import resolve
 
-    resolved = resolve(flags=overrides, allow=allow, deny=deny)
+    resolved = resolve(flags=overrides, allow=allow, deny=deny, cwd=cwd)
     for notice in resolved.notices:
         print(visible(f"mini-agent: {notice}"), file=sys.stderr)
     return resolved

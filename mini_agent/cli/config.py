@@ -113,9 +113,8 @@ def resolve(
         from mini_agent.mcp.servers import configured
 
         mcp_servers = configured(user_data, user_path, project_data, project_path, cwd)
-        from mini_agent.hooks.definitions import configured as configured_hooks
-
         from mini_agent.hooks.claude_settings import claude_project_hooks
+        from mini_agent.hooks.definitions import configured as configured_hooks
 
         claude_hooks, left_out = claude_project_hooks(cwd)  # Claude Code's, a project's: trusted like ours
         hooks = configured_hooks(user_data, user_path, project_data, project_path) + claude_hooks

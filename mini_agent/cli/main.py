@@ -13,6 +13,7 @@ import typer
 
 from mini_agent import __version__
 from mini_agent.app.environment import Environment
+from mini_agent.cli.acp import register as register_acp
 from mini_agent.cli.common import fail, settings_from
 from mini_agent.cli.inspect import register
 from mini_agent.cli.mcp import register as register_mcp
@@ -133,6 +134,7 @@ def run(
         "provider": provider,
         "model": model,
         "environment": environment,
+        "flags": _flags_given(context.params),  # for subcommands that run sessions (acp)
     }
     if context.invoked_subcommand is not None:
         return
@@ -184,6 +186,7 @@ register(app)  # permissions, check-command, config, sandbox
 register_mcp(app)  # mcp list|add|remove
 register_server(app)  # server status|start|stop
 register_undo(app)  # undo [--session ID] [--turns N] [--list]
+register_acp(app)  # acp: the Agent Client Protocol on stdio, for editors
 
 
 def _prompts(printed: str | None, positional: str | None, environment: Environment) -> tuple[str | None, str | None]:

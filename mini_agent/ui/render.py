@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from mini_agent.context.call_lines import INTERRUPTED
 from mini_agent.context.images import ImagesAttached
 from mini_agent.context.injection import ContextInjected
-from mini_agent.context.call_lines import INTERRUPTED
 from mini_agent.events import (
     AssistantMessage,
     Compacted,

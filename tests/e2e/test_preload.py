@@ -90,6 +90,7 @@ def test_a_run_that_ends_with_its_first_reply_never_loads_the_tokenizer(api, tmp
     api.script(answer("Nothing to run."))
     seen = _drive(api, tmp_path)
     assert "tiktoken" not in seen["end"], "loading it would only slow the exit of a one-reply run"
+    assert "acp" not in seen["end"], "the ACP SDK is for `mini-agent acp` alone"
 
 
 def test_commands_that_never_talk_to_a_model_load_none_of_it(tmp_path):
