@@ -79,4 +79,7 @@ def test_a_name_that_resolves_to_another_kind_of_address_still_asks_at_connect(a
     asked.clear()
     api.message_requests.clear()
     fetch_twice(api, settings_for, "dev.localhost", yes_once, monkeypatch, address="10.0.0.7")
-    assert asked[:2] == ["dev.localhost is a loopback address", "dev.localhost resolves to 10.0.0.7, a private network address"]
+    assert asked[:2] == [
+        "dev.localhost is a loopback address",
+        "dev.localhost resolves to 10.0.0.7, a private network address",
+    ]
