@@ -28,13 +28,16 @@ def launch(
     fork: bool = False,
     images: tuple[str, ...] = (),
     first: str | None = None,
+    input_format: str = "text",
 ) -> ExitStatus:
     """`resume`: None for a new session, "" to continue this directory's latest, else a session id; `fork`:
     continue a copy of it in a new session (--fork-session). `images`: the `--image` files, attached to the
-    one-shot prompt. `first`: the REPL's first prompt (`mini-agent "fix the bug"`), sent as if typed."""
+    one-shot prompt. `first`: the REPL's first prompt (`mini-agent "fix the bug"`), sent as if typed.
+    `input_format` "stream-json": the turns are JSON lines on stdin, read one by one (app/stream_input.py)."""
     environment = environment or Environment.of_process()
     started = environment.clock()
-    stdin = environment.stdin
+    streamed = input_format == "stream-json"
+    stdin = None if streamed else environment.stdin  # the turns' own stream: never read as one prompt
     interactive = prompt is None and stdin is not None and environment.stdin_isatty
     from mini_agent.model.endpoints import PRESETS
 
@@ -48,7 +51,7 @@ def launch(
     if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
         settings = replace(settings, model=provider.endpoint_model())
         provider.settings = settings
-    if prompt is None and not interactive and stdin is None:
+    if prompt is None and not interactive and stdin is None and not streamed:
         raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
     piped, more = "", False
     if stdin is not None and not environment.stdin_isatty and (prompt is None or _has_input(stdin, environment)):
@@ -57,7 +60,7 @@ def launch(
             notice = f"mini-agent: piped input cut to its first {settings.stdin_limit} characters."
             print(notice, file=environment.stderr)
     attachment: Attachment | None = None
-    if prompt is None and not interactive:
+    if prompt is None and not interactive and not streamed:
         prompt = piped  # without -p, the piped text is the task itself
     elif piped.strip():
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
@@ -117,6 +120,10 @@ def launch(
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
         return run_interactive(build, settings, sessions, warm_up, first)
+    if streamed:
+        from mini_agent.app.stream_input import run_streamed
+
+        return run_streamed(build, settings, prompt, started, sessions, environment, attached)
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None
