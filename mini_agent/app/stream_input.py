@@ -32,6 +32,24 @@ STDIN = Path("<stdin>")
 
 
 @dataclass(frozen=True)
+class Control:
+    """A Claude Code `control_request` line: answered with a `control_response`, never a turn."""
+
+    request_id: str
+    subtype: str
+
+    def response(self) -> dict:
+        # Lines are read between turns: an interrupt finds nothing running (SIGINT stops a turn), and
+        # `initialize` needs nothing set up; anything else is not something mini-agent does.
+        if self.subtype in ("interrupt", "initialize"):
+            answer = {"subtype": "success", "request_id": self.request_id, "response": {}}
+        else:
+            error = f"mini-agent takes no {self.subtype!r} control request; send SIGINT to stop a turn."
+            answer = {"subtype": "error", "request_id": self.request_id, "error": error}
+        return {"type": "control_response", "response": answer}
+
+
+@dataclass(frozen=True)
 class Message:
     """One user message from stdin: its text and the images it carried (context.images.AttachedImage)."""
 
@@ -61,6 +79,9 @@ def run_streamed(
     try:
         for number, message in _messages(environment.stdin, first, images):
             begun = environment.clock()
+            if isinstance(message, Control):
+                stream.write(message.response())
+                continue
             if isinstance(message, str):  # why the line is no user message
                 record = failure_record(f"stdin line {number}: {message}", ExitStatus.USAGE, settings.model, 0.0)
                 stream.write({**record, **session_fields(sessions)})
@@ -85,7 +106,7 @@ def run_streamed(
     return status
 
 
-def _messages(stdin: TextIO | None, first: str | None, images: tuple) -> Iterator[tuple[int, Message | str]]:
+def _messages(stdin: TextIO | None, first: str | None, images: tuple) -> Iterator[tuple[int, Message | Control | str]]:
     """(line number, the message or why the line is none), as each line arrives; the -p prompt first (line 0)."""
     if first is not None and first.strip():
         yield 0, Message(first, images)
@@ -103,12 +124,15 @@ def _messages(stdin: TextIO | None, first: str | None, images: tuple) -> Iterato
         yield number, parsed
 
 
-def parse_line(line: str) -> Message | str:
-    """A stdin line as a user message, or why it is not one."""
+def parse_line(line: str) -> Message | Control | str:
+    """A stdin line as a user message (or a control request), or why it is neither."""
     try:
         record = json.loads(line)
     except ValueError as exc:
         return f"not JSON ({exc})."
+    if isinstance(record, dict) and record.get("type") == "control_request":
+        request = record.get("request") if isinstance(record.get("request"), dict) else {}
+        return Control(str(record.get("request_id", "")), str(request.get("subtype", "")))
     if not isinstance(record, dict) or record.get("type") != "user":
         kind = record.get("type") if isinstance(record, dict) else type(record).__name__
         return f'a {kind!r} record; only user messages are taken: {{"type": "user", "message": {{...}}}}.'

@@ -152,3 +152,16 @@ def test_no_message_on_stdin_is_a_usage_error(run_cli, api):
     done = stream_in(run_cli, api, [])
     assert done.returncode == 2 and "no user message" in done.stderr.decode()
     assert records(done)[0]["type"] == "system"
+
+
+def test_a_control_request_is_answered_and_is_no_turn(run_cli, api):
+    api.script(answer("Hi."))
+    interrupt = json.dumps({"type": "control_request", "request_id": "req_1", "request": {"subtype": "interrupt"}})
+    other = json.dumps({"type": "control_request", "request_id": "req_2", "request": {"subtype": "set_model"}})
+    done = stream_in(run_cli, api, [interrupt, other, user("hello")])
+    assert done.returncode == 0, done.stderr.decode()
+    lines = records(done)
+    answers = [record["response"] for record in lines if record["type"] == "control_response"]
+    assert [(a["request_id"], a["subtype"]) for a in answers] == [("req_1", "success"), ("req_2", "error")]
+    assert "SIGINT" in answers[1]["error"]
+    assert [record["result"] for record in lines if record["type"] == "result"] == ["Hi."]
