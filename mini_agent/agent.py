@@ -385,7 +385,8 @@ class Agent:
                 f"The endpoint sent a {kind!r} block, which it would not accept "
                 "back in the conversation: it was left out.",
             )
-        self.emit(AssistantMessage(reply.message, reply.stop_reason, reply.usage, step))
+        model = reply.model or self.settings.model
+        self.emit(AssistantMessage(reply.message, reply.stop_reason, reply.usage, step, reply.id, model))
 
     def _tell_once(self, condition: bool, key: str, text: str) -> None:
         """A notice the human needs once per session, not once per reply."""

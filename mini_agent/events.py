@@ -59,6 +59,10 @@ class AssistantMessage:
     stop_reason: str | None
     usage: Usage
     step: int
+    id: str | None = None
+    """The endpoint's id of the message, when it gave one."""
+    model: str | None = None
+    """The model that answered."""
 
 
 @dataclass(frozen=True)

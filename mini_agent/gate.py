@@ -82,6 +82,9 @@ class Gate:
         self._workspace: Workspace | None = None
         self.secrets = ctx.secrets if ctx.secrets is not None else settings.secret_set
         self._denials: list[Denial] = []
+        self._answered: tuple[str, str] | None = None
+        """(host, risk) of the web_fetch call being run, whose host's risk the human just said yes to: its
+        connection to an address of that risk is covered by that answer (one question, not two)."""
 
     def take_permissions(self, other: Gate) -> None:
         """A sub-agent's gate: never wider than its parent's, so its mode, its rules ("always" answers included)
@@ -106,6 +109,7 @@ class Gate:
         A call the policy would put to a human but that cannot succeed (an edit of a file not read, an old_string
         not found) is denied with the very error running it would give, and nobody is asked.
         """
+        self._answered = None
         sandboxed = tool.risk == "exec" and self._sandboxed()
         call = ToolCall(tool.name, tool.risk, arguments)
         workspace = self.workspace()
@@ -137,6 +141,8 @@ class Gate:
             shown = self.secrets.mask_value(arguments)
             request = ApprovalRequest(tool, shown, asked, preview and self.secrets.mask(preview))
             verdict = self._question(request, arguments, sandboxed)
+            if tool.name == WEB_FETCH and isinstance(verdict, Allow):
+                self._answered = destination_answered(str(arguments.get("url", "")), asked)
         if isinstance(verdict, Deny):
             self._refused(tool.name, verdict, asked)
         return verdict
@@ -229,6 +235,8 @@ class Gate:
 
         Returns to allow; raises ToolError to refuse, KeyboardInterrupt when the human pressed Ctrl-C.
         """
+        if self._answered is not None and covered(self._answered, host, reason):
+            return
         verdict = check_destination(host, reason, self.mode, self.rules)
         asked = verdict if isinstance(verdict, Ask) else None
         if asked is not None:
@@ -248,6 +256,29 @@ def _suggestion(rules: tuple) -> dict:
     """An "always" answer on offer, as Claude Code's `permission_suggestions` entries are written."""
     written = [{"toolName": rule.tool, "ruleContent": rule.pattern} for rule in rules]
     return {"type": "addRules", "rules": written, "behavior": "allow", "destination": "session"}
+
+
+def destination_answered(url: str, asked: Ask) -> tuple[str, str] | None:
+    """(host, risk) when the question the human said yes to was the policy's about the URL's host being
+    loopback, private or metadata (`localhost is a loopback address`); None for any other question."""
+    from urllib.parse import urlsplit
+
+    from mini_agent.safety.netaddr import host_risk
+
+    try:
+        host = (urlsplit(url.strip()).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return None
+    risk = host_risk(host) if host else None
+    return (host, risk) if risk is not None and asked.reason == f"{host} is {risk}" else None
+
+
+def covered(answered: tuple[str, str], host: str, reason: str) -> bool:
+    """Whether a connect-time check is the one the human already answered: the same host, at an address of the
+    risk they were told of. Another host (a redirect) or another kind of address (a name shown as loopback
+    resolving to a private address) is asked about."""
+    name, risk = answered
+    return host.lower().rstrip(".") == name and reason.endswith(risk)
 
 
 def doomed(tool: Tool, arguments: dict, ctx: ToolContext) -> str | None:

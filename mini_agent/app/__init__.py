@@ -5,7 +5,8 @@
     build.py           the one builder: the agent made complete (tools, sub-agents, context, hooks, MCP, undo,
                        session), never assigned to afterwards
     agent_build.py     the REPL's agent, built behind its first prompt
-    oneshot.py         -p runs: text, json and stream-json output
+    oneshot.py         -p runs: text, json and stream-json output (turns.py: one turn's tally and end)
+    stream_input.py    --input-format stream-json: user messages on stdin, each a turn of one session
     repl.py            the interactive REPL (repl_commands.py, slash.py, custom_commands.py)
     lifecycle.py       a session's life outside the loop: its file, /clear, undo by turn
     hooks_setup.py, mcp_setup.py, rules_setup.py   a project's hooks, servers and allow rules at start-up

@@ -5,8 +5,9 @@ to it afterwards.
 MCP servers and hooks, the session file to continue); `AgentBuilder` then makes the agent from those parts,
 complete: its tools with the `skill` tool (the skills on offer) and the `task` tool and the sub-agents behind
 it, the context keeper, the hooks, the MCP servers, the undo snapshot and its session. One-shot runs build at
-once; the REPL builds behind its first prompt (agent_build.py). Sub-agents are agents made by the same constructor (subagents/delegation.py), and what
-changes during a session (the mode, the model, the conversation) changes through one method of the agent each.
+once; the REPL builds behind its first prompt (agent_build.py). Sub-agents are agents made by the same
+constructor (subagents/delegation.py), and what changes during a session (the mode, the model, the
+conversation) changes through one method of the agent each.
 """
 
 from __future__ import annotations

@@ -28,16 +28,19 @@ def launch(
     fork: bool = False,
     images: tuple[str, ...] = (),
     first: str | None = None,
+    input_format: str = "text",
 ) -> ExitStatus:
     """`resume`: None for a new session, "" to continue this directory's latest, else a session id; `fork`:
     continue a copy of it in a new session (--fork-session). `images`: the `--image` files, attached to the
-    one-shot prompt. `first`: the REPL's first prompt (`mini-agent "fix the bug"`), sent as if typed."""
+    one-shot prompt. `first`: the REPL's first prompt (`mini-agent "fix the bug"`), sent as if typed.
+    `input_format` "stream-json": the turns are JSON lines on stdin, read one by one (app/stream_input.py)."""
     environment = environment or Environment.of_process()
     started = environment.clock()
-    stdin = environment.stdin
+    streamed = input_format == "stream-json"
+    stdin = None if streamed else environment.stdin  # the turns' own stream: never read as one prompt
     interactive = prompt is None and stdin is not None and environment.stdin_isatty
     settings, provider = provider_for(settings, environment.variables)
-    if prompt is None and not interactive and stdin is None:
+    if prompt is None and not interactive and stdin is None and not streamed:
         raise ConfigError("No prompt: pass one with -p, pipe one on stdin, or run in a terminal.")
     piped, more = "", False
     if stdin is not None and not environment.stdin_isatty and (prompt is None or _has_input(stdin, environment)):
@@ -46,7 +49,7 @@ def launch(
             notice = f"mini-agent: piped input cut to its first {settings.stdin_limit} characters."
             print(notice, file=environment.stderr)
     attachment: Attachment | None = None
-    if prompt is None and not interactive:
+    if prompt is None and not interactive and not streamed:
         prompt = piped  # without -p, the piped text is the task itself
     elif piped.strip():
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
@@ -91,6 +94,14 @@ def launch(
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
         with ending_on_signals(sessions, hooks):
             return run_interactive(build, settings, sessions, warm_up, first)
+    if streamed:
+        from mini_agent.app.stream_input import run_streamed
+
+        with ending_on_signals(sessions, hooks):
+            try:
+                return run_streamed(build, settings, prompt, started, sessions, environment, attached)
+            finally:
+                sessions.end("other")
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None

@@ -8,11 +8,12 @@ from collections.abc import Callable
 
 from mini_agent.agent import Agent, TurnResult
 from mini_agent.app.environment import Environment
+from mini_agent.app.turns import Tally, Turn, after_turn, take_turn
 from mini_agent.errors import ExitStatus, MiniAgentError
-from mini_agent.events import AssistantMessage, Emit, Event, SubAgentEvent, ToolDenied
+from mini_agent.events import Emit
 from mini_agent.settings import Settings
 from mini_agent.ui.confirm import ask_on_terminal, refuse_without_human
-from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer, denial_record
+from mini_agent.ui.render import ProgressRenderer, QuietRenderer, StreamJsonRenderer
 from mini_agent.ui.terminal_text import visible
 from mini_agent.usage import Usage
 
@@ -35,58 +36,28 @@ def run_once(
     out, err = environment.stdout, environment.stderr
     stream = StreamJsonRenderer(out, settings.trace) if output_format == "stream-json" else None
     render: Emit = stream or (QuietRenderer(err) if output_format == "json" else ProgressRenderer(err, settings.trace))
-    steps = 0
-    denials: list[dict] = []
-
-    def emit(event: Event) -> None:
-        nonlocal steps
-        if isinstance(event, AssistantMessage):
-            steps = event.step
-        elif isinstance(event, ToolDenied):
-            denials.append(denial_record(event))
-        elif isinstance(event, SubAgentEvent) and isinstance(event.event, ToolDenied):
-            denials.append({**denial_record(event.event), "subagent": event.agent_id})  # a refusal all the same
-        render(event)
-
+    tally = Tally(render)
     confirm = ask_on_terminal(err) if can_ask else refuse_without_human
-    agent = build(emit, confirm)  # with its session, continued or new (app/build.py)
+    agent = build(tally, confirm)  # with its session, continued or new (app/build.py)
     if sessions is not None and sessions.notice:
         print(visible(f"mini-agent: {sessions.notice}"), file=err)
     if stream:
-        stream.write(
-            {
-                "type": "system",
-                "subtype": "init",
-                "model": settings.model,
-                "cwd": str(settings.cwd),
-                "permission_mode": settings.permission_mode,
-                "tools": [tool.name for tool in agent.registry],
-                "mcp_servers": mcp_records(agent),
-                "session_id": sessions.session_id if sessions is not None else None,
-                **({"forked_from": sessions.forked_from} if sessions is not None and sessions.forked_from else {}),
-            }
-        )
-    result: TurnResult | None = None
-    error: str | None = None
-    told: str | None = None
-    try:
-        if settings.compact_first:
-            agent.keeper.compact_now(agent.session, emit, settings.compact_focus)
-        result = agent.run_turn(prompt, stdin, images=images)
-        status = ExitStatus.ERROR if result.is_error else ExitStatus.DENIED if denials else ExitStatus.SUCCESS
-        told = result.error  # a turn that ended in no answer: its notice is already on stderr
-    except MiniAgentError as exc:
-        status, error = exc.exit_status, settings.secret_set.mask(str(exc))
+        stream.session_id = sessions.session_id if sessions is not None else None
+        stream.write(init_record(agent, sessions))
+    turn: Turn | None = None
+    if settings.compact_first:
+        try:
+            agent.keeper.compact_now(agent.session, tally, settings.compact_focus)
+        except MiniAgentError as exc:
+            turn = Turn(None, exc.exit_status, settings.secret_set.mask(str(exc)))
+    turn = turn or take_turn(agent, tally, prompt, stdin, images)
+    result, status, error = turn.result, turn.status, turn.error
     if sessions is not None:
-        warning = sessions.after_turn()
-        if warning:
-            print(visible(f"mini-agent: {warning}"), file=err)
+        after_turn(sessions, err)
         sessions.close()
-    record = result_record(agent, result, error or told, status, steps, environment.clock() - started, denials)
-    if sessions is not None and sessions.writer_id:
-        record["session_id"] = sessions.writer_id
-        if sessions.forked_from:
-            record["forked_from"] = sessions.forked_from
+    denials = tally.denials
+    record = result_record(agent, result, turn.said, status, tally.steps, environment.clock() - started, denials)
+    record.update(session_fields(sessions))
     try:
         if output_format == "text":
             if result is not None and result.text:  # for reading: the exact bytes are in --output-format json
@@ -104,6 +75,59 @@ def run_once(
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
     return status
+
+
+def init_record(agent: Agent, sessions=None) -> dict:
+    """stream-json's first record, Claude Code's `system`/`init` (`permissionMode`, `apiKeySource`, `uuid` in its
+    names) with mini-agent's own fields beside."""
+    import uuid
+
+    from mini_agent import __version__
+    from mini_agent.ui.claude_shapes import permission_mode
+
+    settings = agent.settings
+    return {
+        "type": "system",
+        "subtype": "init",
+        "model": settings.model,
+        "cwd": str(settings.cwd),
+        "permission_mode": settings.permission_mode,
+        "permissionMode": permission_mode(settings.permission_mode),
+        "apiKeySource": key_source(settings),
+        "tools": [tool.name for tool in agent.registry],
+        "mcp_servers": mcp_records(agent),
+        "session_id": sessions.session_id if sessions is not None else None,
+        "mini_agent_version": __version__,
+        "uuid": str(uuid.uuid4()),
+        **({"forked_from": sessions.forked_from} if sessions is not None and sessions.forked_from else {}),
+    }
+
+
+def key_source(settings: Settings) -> str:
+    """The variable the key was read from (Claude Code names `ANTHROPIC_API_KEY` so), or `none`: no key, or a
+    local server's placeholder."""
+    from mini_agent.model.endpoints import PRESETS
+
+    preset = PRESETS.get(settings.provider or "")
+    key = settings.api_key or settings.auth_token
+    if not key or (preset is not None and key == preset.placeholder_key):
+        return "none"
+    if settings.api_key_variable or preset is not None:
+        return settings.api_key_variable or preset.key_variable
+    return "ANTHROPIC_API_KEY" if settings.api_key else "ANTHROPIC_AUTH_TOKEN"
+
+
+def session_fields(sessions) -> dict:
+    """The result's `session_id` (the session the run wrote: with --fork-session the new one, and `forked_from`)
+    and a `uuid`, as Claude Code's result has."""
+    import uuid
+
+    fields: dict = {"uuid": str(uuid.uuid4())}
+    if sessions is not None and (sessions.writer_id or sessions.session_id):
+        fields["session_id"] = sessions.writer_id or sessions.session_id
+        if sessions.forked_from:
+            fields["forked_from"] = sessions.forked_from
+    return fields
 
 
 OUTCOMES = {

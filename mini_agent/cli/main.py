@@ -24,6 +24,8 @@ from mini_agent.errors import ExitStatus, MiniAgentError
 from mini_agent.settings import OUTPUT_FORMATS, PERMISSION_MODES, declared, mode_named
 from mini_agent.ui.terminal_text import visible
 
+INPUT_FORMATS = ("text", "stream-json")
+
 app = typer.Typer(
     cls=PromptOrCommand,  # `mini-agent "fix the bug"`: a first word that names no subcommand is a prompt
     subcommand_metavar="[PROMPT] | COMMAND [ARGS]...",
@@ -69,6 +71,15 @@ def run(
     prompt: str | None = typer.Option(None, "-p", "--print", help="Run this task non-interactively and exit."),
     output_format: str = typer.Option(
         "text", "--output-format", help="text | json | stream-json (with -p or piped input)."
+    ),
+    input_format: str = typer.Option(
+        "text",
+        "--input-format",
+        help="text | stream-json: user messages as JSON lines on stdin, each a turn of one session (with -p and "
+        "--output-format stream-json).",
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", help="Accepted for scripts written for claude -p: stream-json is always complete."
     ),
     model: str | None = _setting("model"),
     base_url: str | None = _setting("base_url"),
@@ -120,6 +131,10 @@ def run(
     started = environment.clock()
     if output_format not in OUTPUT_FORMATS:
         fail(f"Unknown output format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}.")
+    if input_format not in INPUT_FORMATS:
+        fail(f"Unknown input format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}.")
+    if input_format == "stream-json" and output_format != "stream-json":
+        fail("--input-format stream-json needs --output-format stream-json.")
     if yes and permission_mode not in (None, "auto"):
         fail("--yes means --permission-mode auto; pass only one of them.")
     if skip_permissions and (yes or permission_mode is not None):
@@ -138,7 +153,10 @@ def run(
     }
     if context.invoked_subcommand is not None:
         return
-    prompt, first = _prompts(prompt, context.meta.get(PROMPT), environment)
+    if input_format == "stream-json":  # the turns come on stdin; -p alone says "print mode"
+        prompt, first = (context.meta.get(PROMPT) if prompt == PRINT_ALONE else prompt), None
+    else:
+        prompt, first = _prompts(prompt, context.meta.get(PROMPT), environment)
     settings = None
     try:
         settings = settings_from(allow, deny, **{**_flags_given(context.params), "permission_mode": mode})
@@ -160,7 +178,15 @@ def run(
         if resume == PICK:
             target = _pick_session(settings, environment)
         status = launch(
-            settings, prompt, output_format, target, environment, fork=fork_session, images=tuple(image), first=first
+            settings,
+            prompt,
+            output_format,
+            target,
+            environment,
+            fork=fork_session,
+            images=tuple(image),
+            first=first,
+            input_format=input_format,
         )
     except KeyboardInterrupt:
         print("mini-agent: Interrupted.", file=environment.stderr)

@@ -170,16 +170,27 @@ def _documented(found: Discovery, model: str | None, fetch: Fetch) -> None:
         found.window, found.source = window, "the provider's documentation"
 
 
-SHARED_WINDOWS = ("vllm", "llamacpp", "ollama")
+SHARED_WINDOWS = ("vllm", "llamacpp", "ollama", "lmstudio")
 """Families whose window holds the reply as well as the prompt."""
 
-DOCUMENTED_WINDOWS = {"deepseek-v4-pro": 1_000_000, "deepseek-v4-flash": 1_000_000}
-"""api-docs.deepseek.com/quick_start/pricing (2026-11): 1M tokens of context for both."""
+DOCUMENTED_WINDOWS = {
+    "deepseek-v4-pro": 1_000_000,
+    "deepseek-flash": 1_000_000,
+    "deepseek-v4-flash": 1_000_000,
+    **dict.fromkeys(("MiniMax-M2.7", "MiniMax-M2.7-highspeed", "MiniMax-M2.5", "MiniMax-M2.1", "MiniMax-M2"), 204_800),
+}
+"""api-docs.deepseek.com/quick_start/pricing (2026-11): 1M tokens of context for both DeepSeek models
+(`deepseek-flash` is V4.1 Flash; `deepseek-v4-flash` the name before it); platform.minimaxi.com's Anthropic API
+page: 204,800 for the M2 models."""
 
 _STEPS = {
     "anthropic": (_anthropic,),
     "openrouter": (_models_list,),
     "deepseek": (_documented,),
+    **dict.fromkeys(
+        ("moonshot", "moonshot-cn", "zai", "zhipu", "qwen", "qwen-cn", "minimax", "minimax-cn"), (_documented,)
+    ),
+    "lmstudio": (_models_list,),
     "vllm": (_models_list,),
     "llamacpp": (_llamacpp_props, _models_list),
     "litellm": (_litellm_info, _models_list),

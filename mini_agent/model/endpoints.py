@@ -30,12 +30,28 @@ PRESETS: dict[str, Preset] = {
     "llamacpp": Preset("http://localhost:8080", None, "LLAMA_API_KEY", placeholder_key="none"),
     "litellm": Preset("http://localhost:4000", None, "LITELLM_API_KEY", bearer=True),
     "openrouter": Preset("https://openrouter.ai/api", "anthropic/claude-sonnet-5.5", "OPENROUTER_API_KEY", True),
+    # Providers that document an Anthropic-compatible endpoint (docs/endpoints.md cites each page); a `-cn` name is
+    # the same provider's mainland-China endpoint, whose keys are issued separately.
+    "moonshot": Preset("https://api.moonshot.ai/anthropic", "kimi-k2.6", "MOONSHOT_API_KEY"),
+    "moonshot-cn": Preset("https://api.moonshot.cn/anthropic", "kimi-k2.6", "MOONSHOT_API_KEY"),
+    "zai": Preset("https://api.z.ai/api/anthropic", "glm-5.3", "ZAI_API_KEY"),
+    "zhipu": Preset("https://open.bigmodel.cn/api/anthropic", "glm-5.3", "ZHIPUAI_API_KEY"),
+    "qwen": Preset("https://dashscope-intl.aliyuncs.com/apps/anthropic", "qwen3.5-plus", "DASHSCOPE_API_KEY"),
+    "qwen-cn": Preset("https://dashscope.aliyuncs.com/apps/anthropic", "qwen3.5-plus", "DASHSCOPE_API_KEY"),
+    "minimax": Preset("https://api.minimax.io/anthropic", "MiniMax-M3", "MINIMAX_API_KEY"),
+    "minimax-cn": Preset("https://api.minimaxi.com/anthropic", "MiniMax-M2.7", "MINIMAX_API_KEY"),
+    "lmstudio": Preset("http://localhost:1234", None, "LM_API_TOKEN", placeholder_key="lmstudio"),
 }
 
 FAMILIES = (*PRESETS, "compatible")
 """`compatible`: an endpoint of unknown make, probed for every family's window source."""
 
-_HOSTS = {"api.anthropic.com": "anthropic", "api.deepseek.com": "deepseek", "openrouter.ai": "openrouter"}
+_HOSTS = {
+    "api.anthropic.com": "anthropic",
+    "api.deepseek.com": "deepseek",
+    "openrouter.ai": "openrouter",
+    **{host: name for name, preset in PRESETS.items() if (host := urlparse(preset.base_url).hostname) != "localhost"},
+}
 
 
 def family_of(base_url: str, provider: str | None = None) -> str:
@@ -57,8 +73,9 @@ def accepts_unknown_blocks(family: str) -> bool:
 
 def wants_thinking_back(family: str) -> bool:
     """Whether thinking blocks go back even without a signature: DeepSeek's thinking mode (its default) rejects
-    a turn with tool calls whose thinking was left out; elsewhere an unsigned thinking block is rejected."""
-    return family == "deepseek"
+    a turn with tool calls whose thinking was left out, and MiniMax's Anthropic API page asks for the whole reply
+    (thinking included) back to keep its chain of thought; elsewhere an unsigned thinking block is rejected."""
+    return family in ("deepseek", "minimax", "minimax-cn")
 
 
 CLAUDE_MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
@@ -88,4 +105,10 @@ def connect_advice(base_url: str, provider: str | None) -> str:
     return "Check --base-url / ANTHROPIC_BASE_URL."
 
 
-SERVER_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp's server", "litellm": "the LiteLLM proxy", "ollama": "Ollama"}
+SERVER_NAMES = {
+    "vllm": "vLLM",
+    "llamacpp": "llama.cpp's server",
+    "litellm": "the LiteLLM proxy",
+    "ollama": "Ollama",
+    "lmstudio": "LM Studio's server",
+}

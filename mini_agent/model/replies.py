@@ -75,6 +75,10 @@ class Reply:
     """Block types received but kept out of the transcript, because the endpoint would reject them back."""
     refused: dict[str, str] = field(default_factory=dict)
     """Calls that must not run, by id, with the error result the model gets for each instead."""
+    id: str | None = None
+    """The endpoint's id of the message (`msg_...`), when it gave one."""
+    model: str | None = None
+    """The model that answered, as the endpoint named it."""
     cut: bool = False
     """A call was cut short (its input did not arrive whole, or the reply reached the output limit): no call of
     the reply runs, and the model is asked to send them again."""
@@ -120,8 +124,14 @@ def reply_from(
         usage_reported=_prompt_counted(usage_data),
         dropped=tuple(dropped),
         refused=refused,
+        id=_named(message.get("id")),
+        model=_named(message.get("model")),
         cut=cut,
     )
+
+
+def _named(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _prompt_counted(usage: dict) -> bool:

@@ -14,8 +14,8 @@ endpoint's make:
   on them `off` sends `{type: adaptive, display: summarized}` too (what they would do anyway, made visible).
 - DeepSeek, Moonshot (Kimi), Zhipu (GLM), Qwen (DashScope) and MiniMax take the Anthropic shape with a budget;
   DeepSeek ignores the budget, GLM and DeepSeek think by default whatever is sent.
-- Local servers (Ollama, vLLM, llama.cpp), gateways to models that are not Claude, and endpoints of unknown make
-  get nothing: what they would do with it is unknown, and a template may reject it.
+- Local servers (Ollama, vLLM, llama.cpp, LM Studio), gateways to models that are not Claude, and endpoints of
+  unknown make get nothing: what they would do with it is unknown, and a template may reject it.
 
 An endpoint that answers a request carrying thinking with a 400 that names it is told so once, and the session
 goes on without it (`Thinking.refused`). A 400 about a thinking block's signature (a block signed for another

@@ -2,7 +2,8 @@
 
     console.py           REPL output for a turn (markdown_stream.py, markdown_blocks.py, markdown_look.py, render.py,
                          tool_line.py, status_line.py, trace.py)
-    render.py            the core's events as text for a terminal, a log, or a script (text, json, stream-json)
+    render.py            the core's events as text for a terminal, a log, or a script (text, json, stream-json;
+                         claude_shapes.py: the records Claude Code's stream-json also has, in its shapes)
     confirm.py           the only code that asks the human (approval_view.py, keys.py); trust_question.py
     repl_input.py        the REPL's input line (prompt-toolkit)
     *_view.py            what slash commands and inspecting subcommands print

@@ -27,6 +27,7 @@ from mini_agent.events import (
     ToolStarted,
 )
 from mini_agent.model.messages import text_of, tool_uses
+from mini_agent.ui.claude_shapes import api_message, stamp, user_record
 from mini_agent.ui.terminal_text import visible
 from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, key_argument, tool_line
 
@@ -136,11 +137,16 @@ class QuietRenderer:
 
 
 class StreamJsonRenderer:
-    """For `--output-format stream-json`: one JSON object per line, per step, as it happens."""
+    """For `--output-format stream-json`: one JSON object per line, per step, as it happens; the records Claude
+    Code also has in its shapes (ui/claude_shapes.py)."""
 
     def __init__(self, out: TextIO, trace: bool = False) -> None:
         self.out, self.trace = out, trace
         """`trace`: the turn's context trace (bulky) goes out only with --trace."""
+        self.session_id: str | None = None
+        """The session the records belong to, once it is known (Claude Code's `session_id` on each)."""
+        self._tasks: dict[str, str] = {}
+        """A running sub-agent's description -> the id of the `task` call that started it."""
 
     def write(self, record: dict) -> None:
         self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -151,8 +157,19 @@ class StreamJsonRenderer:
             return
         for thought in thinking_records(event):
             self.write(thought)
+        inner, parent = event, None
+        if isinstance(event, SubAgentEvent):
+            inner, parent = event.event, self._tasks.get(event.description)
+        elif isinstance(event, ToolStarted) and isinstance(event.input, dict):
+            described = event.input.get("description")
+            if isinstance(described, str) and event.tool is not None and event.tool.key_argument == "description":
+                self._tasks[described] = event.tool_use_id  # a sub-agent's records name the call that started it
+        if isinstance(inner, ToolFinished):  # before mini-agent's tool_result, which a permission_denial follows
+            self.write(stamp(user_record(inner), self.session_id, parent))
         record = stream_record(event)
         if record is not None:
+            if isinstance(inner, AssistantMessage):
+                record = stamp({**record, "message": api_message(inner)}, self.session_id, parent)
             self.write(record)
 
 

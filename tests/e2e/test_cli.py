@@ -99,6 +99,7 @@ def test_stream_json_prints_a_line_per_step(run_installed, api):
         "system",
         "assistant",
         "tool_call",
+        "user",  # Claude Code's record of the result going back to the model
         "tool_result",
         "assistant",
         "result",
@@ -119,7 +120,9 @@ def test_stream_json_prints_a_line_per_step(run_installed, api):
             "run_in_background": False,
         },
     }
-    assert "streamed" in lines[3]["content"] and lines[3]["is_error"] is False
+    (block,) = lines[3]["message"]["content"]
+    assert block["tool_use_id"] == "b1" and "streamed" in block["content"] and block["is_error"] is False
+    assert "streamed" in lines[4]["content"] and lines[4]["is_error"] is False
     assert lines[-1]["result"] == "Finished." and lines[-1]["steps"] == 2
 
 

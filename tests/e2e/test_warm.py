@@ -71,6 +71,8 @@ VARIABLE = [
     (re.compile(r"Time: \d\d:\d\d"), "Time: <hh:mm>"),
     (re.compile(r"\b\d\d:\d\d:\d\d\b"), "<hh:mm:ss>"),
     (re.compile(r"toolu_\d+"), "toolu_<n>"),  # the loopback model numbers its tool calls across the test
+    (re.compile(r"msg_\d+"), "msg_<n>"),  # and its messages
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),  # records' uuid
     (re.compile(r'"(duration_ms|duration_api_ms)": ?\d+'), r'"\1": 0'),
     (re.compile(r"\b[0-9a-f]{8}\b"), "<id>"),
     (re.compile(r"\d+(\.\d+)? ?(ms|s)\b"), "<t>"),

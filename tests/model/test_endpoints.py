@@ -40,15 +40,24 @@ PAGES = {
         "GET /v1/model/info": shape("litellm__model_info.json"),
     },
     "openrouter": lambda: {"GET /v1/models": shape("openrouter__models.json")},
+    "lmstudio": lambda: {"GET /v1/models": LMSTUDIO_MODELS},
+    **dict.fromkeys(("moonshot", "moonshot-cn", "zai", "zhipu", "qwen", "qwen-cn", "minimax", "minimax-cn"), dict),
 }
+DOCUMENTED_ONLY = ("deepseek", "moonshot", "moonshot-cn", "zai", "zhipu", "qwen", "qwen-cn", "minimax", "minimax-cn")
+"""Providers whose Anthropic endpoint answers no question about the model: the window is the documented one, or
+the 200,000 that stands in when nobody says."""
+LMSTUDIO_MODELS = {"object": "list", "data": [{"id": "qwen/qwen3-coder-30b", "object": "model", "owned_by": "me"}]}
+"""LM Studio's OpenAI-compatible `GET /v1/models` (lmstudio.ai/docs/developer/openai-compat): ids, no window."""
 
 
 def expected(family: str) -> tuple[str, int | None]:
     """The model the first request names, and the window the endpoint's own answer gives."""
     if family == "anthropic":
         return PRESETS["anthropic"].model, shape("anthropic__model.json")["max_input_tokens"]
-    if family == "deepseek":  # lists ids only: the window is the documented one
-        return PRESETS["deepseek"].model, DOCUMENTED_WINDOWS[PRESETS["deepseek"].model]
+    if family in DOCUMENTED_ONLY:  # list ids at most: the window is the documented one
+        return PRESETS[family].model, DOCUMENTED_WINDOWS.get(PRESETS[family].model, 200_000)
+    if family == "lmstudio":
+        return LMSTUDIO_MODELS["data"][0]["id"], 200_000
     if family == "ollama":
         loaded = shape("ollama__api_ps.json")["models"][0]
         return PRESETS["ollama"].model, loaded["context_length"]
@@ -100,7 +109,7 @@ def test_each_family_end_to_end_model_header_and_window(run_cli, api, family):
     # Where prompt and reply share the window, the reply's limit leaves the prompt room (vLLM rejects the rest).
     shared = family in ("vllm", "llamacpp", "ollama")
     assert first.body["max_tokens"] == (min(8192, window // 4) if shared else 8192)
-    if family != "deepseek":
+    if family not in DOCUMENTED_ONLY:
         # The window was asked for, and answered, before the first request was sized and sent.
         lookups = [r for r in api.requests if r is not first and not r.path.startswith("/v1/messages")]
         assert lookups and min(r.answered_at or 0 for r in lookups if r.answered_at) <= first.at
@@ -183,3 +192,28 @@ def test_litellms_window_is_said_to_come_from_its_own_model_map():
     model, window = expected("litellm")
     found = discover("litellm", model, lambda method, path, body: pages[f"{method} {path}"])
     assert found.window == window and found.source.startswith("LiteLLM's model map")
+
+
+@pytest.mark.parametrize(
+    "family", ["moonshot", "moonshot-cn", "zai", "zhipu", "qwen", "qwen-cn", "minimax", "lmstudio"]
+)
+def test_a_new_provider_s_missing_key_names_its_own_variable(run_cli, family):
+    """Remote providers need their key; LM Studio without authentication takes its placeholder and runs."""
+    variable = PRESETS[family].key_variable
+    argv = ["-p", "hi", "--provider", family, "--model", "m", "--base-url", "http://127.0.0.1:9"]
+    done = run_cli(argv, env={"ANTHROPIC_API_KEY": "sk-ant-not-for-other-servers-0123", variable: ""})
+    said = done.stderr.decode()
+    if family == "lmstudio":  # asked with the placeholder key: what fails is the connection
+        assert done.returncode == 1 and "Cannot connect to http://127.0.0.1:9" in said and variable not in said
+    else:
+        assert done.returncode == 2 and variable in said and "Set ANTHROPIC_API_KEY" not in said
+
+
+def test_a_base_url_of_a_known_provider_is_its_family_and_thinking_takes_a_budget():
+    from mini_agent.model.thinking import support_for
+
+    for family in DOCUMENTED_ONLY:
+        url = PRESETS[family].base_url
+        assert family_of(url) == family
+        assert support_for(family_of(url), url, PRESETS[family].model).kind == "budget"
+    assert support_for("lmstudio", PRESETS["lmstudio"].base_url, "qwen/qwen3-coder-30b").kind == "none"

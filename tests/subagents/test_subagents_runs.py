@@ -164,6 +164,12 @@ def test_named_read_only_agents_are_offered_by_name_and_run_with_their_own_tools
     nested = [record for record in records if "subagent" in record]
     assert {record["subagent"]["agent"] for record in nested} == {"explorer"}
     assert {record["subagent"]["id"] for record in nested} == {"1", "2"}
+    # Claude Code's shapes: a sub-agent's assistant and user records name the task call that started it
+    for record in records:
+        if record["type"] in ("assistant", "user"):
+            started_by = {"a": "ta", "b": "tb"}[record["subagent"]["description"]] if "subagent" in record else None
+            assert record["parent_tool_use_id"] == started_by
+    assert {r["parent_tool_use_id"] for r in nested if r["type"] == "assistant"} == {"ta", "tb"}
 
 
 # ---- in process: Ctrl-C, the front matter, what may run side by side -----------------------------------
