@@ -1,8 +1,9 @@
 """The permission gate between the model's tool calls and the tools: the policy first, a human when it asks.
 
 The gate holds what may change during a session: the permission mode (Shift+Tab, /mode) and the rules, to
-which "always" answers add. It also vets web_fetch's destinations once their addresses are known, and turns any
-call that would send a known secret out into a question (safety/egress.py), in every mode but bypass.
+which "always" answers add. It also vets web_fetch's destinations once their addresses are known, turns any
+call that would send a known secret out into a question (safety/egress.py), in every mode but bypass, and puts
+a plan to the human (exit_plan_mode).
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from pathlib import Path
 
 from mini_agent.safety.denials import Denial, denial
 from mini_agent.safety.egress import guard, secret_paths
-from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
+from mini_agent.safety.permissions import (
+    Allow,
+    Ask,
+    Decision,
+    Deny,
+    ToolCall,
+    Verdict,
+    check,
+    check_destination,
+)
 from mini_agent.safety.preview import change_preview
 from mini_agent.safety.rules import Rules
 from mini_agent.safety.workspace import Workspace, within
@@ -35,6 +45,8 @@ class ApprovalRequest:
     """Why the policy asks, how risky the call is, and the "always" answers on offer."""
     preview: str | None
     """For writes and edits: the change as a unified diff."""
+    plan: str | None = None
+    """A plan the model asks to carry out (exit_plan_mode), shown as Markdown: a yes says in which mode."""
 
     @property
     def reason(self) -> str:
@@ -183,6 +195,20 @@ class Gate:
         if isinstance(decision, Allow) and decision.remember:
             self.rules = self.rules.with_rules(*decision.remember)
         return decision
+
+    def review_plan(self, tool: Tool, plan: str) -> str | None:
+        """The plan put to the human: the mode they approved it in (not yet in force), or None when nobody could
+        be asked. Raises ToolError with their words when they keep planning, KeyboardInterrupt on Ctrl-C."""
+        shown = self.secrets.mask(plan)
+        ask = Ask("the plan needs your approval before anything changes")
+        decision = self.decide(ApprovalRequest(tool, {"plan": shown}, ask, None, plan=shown))
+        if isinstance(decision, Allow):
+            return decision.mode or "default"
+        if decision.unattended:
+            return None
+        if decision.stop_turn:
+            raise KeyboardInterrupt
+        raise ToolError(decision.message)
 
     def check_destination(self, url: str, host: str, reason: str) -> None:
         """web_fetch is about to connect to a private, loopback or metadata address: the policy, then a human.

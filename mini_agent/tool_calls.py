@@ -65,6 +65,8 @@ class ToolCalls:
         """What PreToolUse hooks added for a call, to go after its result."""
         self._planted: PlantedWatch | None = None
         """The protected places a call that may change files is watched on, made at the first such call."""
+        self.answer: str | None = None
+        """What the last reply's calls end the turn with (a plan nobody could approve), or None: it goes on."""
 
     def forget(self) -> None:
         """A new conversation: no results pending, no failures counted."""
@@ -76,7 +78,7 @@ class ToolCalls:
 
         `refused`: calls never to run (cut short, malformed), by id, each answered with the error given."""
         PRELOAD.wait_for_tools()  # started when the first request went out; loaded by now with a real model
-        self._results, self._hook_context = {}, {}
+        self._results, self._hook_context, self.answer = {}, {}, None
         self.agent.ctx.cancelled.clear()
         batch: list[tuple[dict, Tool, dict]] = []
         for call in calls:
@@ -95,6 +97,7 @@ class ToolCalls:
             self._run_one(call, tool, arguments, confinement)
         self._run_batch(batch)
         done = self._results
+        self.answer = next((done[c["id"]].answer for c in calls if done[c["id"]].answer is not None), None)
         return [tool_result(c["id"], r.content, r.is_error, r.blocks) for c in calls for r in (done[c["id"]],)]
 
     def _plan(self, call: dict) -> tuple[Tool, dict, object] | None:
@@ -249,6 +252,8 @@ class ToolCalls:
 
     def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult, seconds: float) -> None:
         self._track_health(tool.name, result)
+        if result.todos is not None:
+            self.agent.session.record_todos(result.todos)
         line = call_line(tool.name, arguments, result, datetime.now().astimezone(), seconds)
         self.agent.tool_ran(self.agent.secrets.mask(line), tool.risk, self._written(tool, arguments))
 
