@@ -3,9 +3,10 @@ changes no file and asks nobody; the session keeps the list (its file too) and t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+from typing_extensions import NotRequired, TypedDict  # pydantic reads TypedDicts from here before 3.12
 
 from mini_agent.safety.rules import TODO_WRITE
 from mini_agent.tools._arguments import unpaired_surrogate
@@ -18,12 +19,14 @@ MAX_CHARS = 500
 """One task, one line or two: longer text belongs in the reply."""
 
 
-class TodoItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TodoItem(TypedDict):
+    """One task as the model sends it (Claude Code's shape): validated as a plain dict, which is what events, hooks
+    and the session file carry."""
 
-    content: str = Field(description="The task in the imperative, e.g. 'Run the tests'.")
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    content: Annotated[str, Field(description="The task in the imperative, e.g. 'Run the tests'.")]
     status: Literal["pending", "in_progress", "completed"]
-    activeForm: str = Field("", description="The task as it is being done, e.g. 'Running the tests'.")  # noqa: N815
+    activeForm: NotRequired[Annotated[str, Field(description="The task as it is being done, e.g. 'Running the tests'.")]]
 
 
 GUIDANCE = """For a task of three or more steps: write the steps as a todo list first, mark one in_progress when you
@@ -42,14 +45,15 @@ def todo_write(ctx: ToolContext, todos: list[TodoItem]) -> ToolResult:
         raise ToolError(f"Invalid arguments for {TODO_WRITE}: at most {MAX_TODOS} todos, not {len(todos)}.")
     items = []
     for index, item in enumerate(todos):
-        for name, text in (("content", item.content), ("activeForm", item.activeForm)):
+        content, active = item["content"], item.get("activeForm", "")
+        for name, text in (("content", content), ("activeForm", active)):
             too_long = f"is longer than {MAX_CHARS} characters" if len(text) > MAX_CHARS else None
             problem = unpaired_surrogate(text) or too_long
             if problem:
                 raise ToolError(f"Invalid arguments for {TODO_WRITE}: 'todos.{index}.{name}' {problem}.")
-        if not item.content.strip():
+        if not content.strip():
             raise ToolError(f"Invalid arguments for {TODO_WRITE}: 'todos.{index}.content' is empty.")
-        items.append(Todo(" ".join(item.content.split()), item.status, " ".join(item.activeForm.split())))
+        items.append(Todo(" ".join(content.split()), item["status"], " ".join(active.split())))
     done = sum(todo.status == "completed" for todo in items)
     text = f"The todo list now has {len(items)} tasks, {done} completed." if items else "The todo list is empty."
     busy = sum(todo.status == "in_progress" for todo in items)
