@@ -17,16 +17,7 @@ from pathlib import Path
 
 from mini_agent.safety.denials import Denial, denial
 from mini_agent.safety.egress import guard, secret_paths
-from mini_agent.safety.permissions import (
-    Allow,
-    Ask,
-    Decision,
-    Deny,
-    ToolCall,
-    Verdict,
-    check,
-    check_destination,
-)
+from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.safety.preview import change_preview
 from mini_agent.safety.rules import Rules
 from mini_agent.safety.workspace import Workspace, within

@@ -151,6 +151,8 @@ class ToolCalls:
         # What the model, the session and the renderers get is the same sendable text: a file name that is not
         # UTF-8 (decoded with surrogateescape) shows as `\xff`, never as a lone surrogate (model/wellformed.py).
         masked = safe_text(self.agent.secrets.mask_output(result.content, f"the output of {tool.name}"))
+        if result.todos:  # the model's words, kept in the session file and shown
+            result = replace(result, todos=tuple(todo.rewritten(self.agent.secrets.mask) for todo in result.todos))
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:

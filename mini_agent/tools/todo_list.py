@@ -3,7 +3,8 @@ result (base.py), the session (its journal) and the front ends (the list shown) 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Status = Literal["pending", "in_progress", "completed"]
@@ -17,6 +18,10 @@ class Todo:
     status: Status
     active_form: str = ""
     """The task as it is being done ("Running the tests"), shown while it is in progress; may be empty."""
+
+    def rewritten(self, change: Callable[[str], str]) -> Todo:
+        """The task with `change` applied to its words (known secrets masked)."""
+        return replace(self, content=change(self.content), active_form=change(self.active_form))
 
     def to_dict(self) -> dict:
         """Claude Code's shape (`activeForm`), as the tool takes it and scripts read it."""

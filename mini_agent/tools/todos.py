@@ -26,7 +26,7 @@ class TodoItem(TypedDict):
     __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
     content: Annotated[str, Field(description="The task in the imperative, e.g. 'Run the tests'.")]
     status: Literal["pending", "in_progress", "completed"]
-    activeForm: NotRequired[Annotated[str, Field(description="The task as it is being done, e.g. 'Running the tests'.")]]
+    activeForm: NotRequired[Annotated[str, Field(description="The task being done, e.g. 'Running the tests'.")]]
 
 
 GUIDANCE = """For a task of three or more steps: write the steps as a todo list first, mark one in_progress when you

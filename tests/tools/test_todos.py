@@ -108,3 +108,15 @@ def test_a_sub_agent_keeps_its_own_list(api, settings_for):
     agent = AgentBuilder(settings, AnthropicProvider(settings))(lambda event: None, lambda request: None)
     agent.run_turn("find the parser")
     assert [todo.to_dict()["content"] for todo in agent.session.todos] == ["Delegate the search"]
+
+
+def test_a_known_secret_in_a_task_is_masked_in_the_list_shown_and_kept(api, run_cli, tmp_path):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    todos = [{"content": f"Rotate {token}", "status": "pending"}]
+    api.script(answer(tool_use("todo_write", {"todos": todos})), answer("ok"))
+    done = run_cli(["-p", "plan the rotation", "--output-format", "stream-json"], api, env={"GITHUB_TOKEN": token})
+    result = next(json.loads(line) for line in done.stdout.decode().splitlines() if '"tool_result"' in line)
+    assert result["todos"][0]["content"].startswith("Rotate ") and token not in done.stdout.decode()
+    entries = [json.loads(line) for path in tmp_path.rglob("*.jsonl") for line in path.read_text().splitlines()]
+    (kept,) = [entry["todos"] for entry in entries if entry.get("type") == "todos"]
+    assert kept[0]["content"].startswith("Rotate ") and token not in kept[0]["content"]
