@@ -72,6 +72,7 @@ def test_the_repl_shows_the_list_after_an_update_and_continue_restores_it_for_to
 
     again = run_cli(["--continue"], api, typed=["/todos"])
     listed = again.stdout.decode()
+    assert "Todo list: 1 of 3 done, in progress: Fixing the off-by-one (/todos shows it)" in listed
     assert "1/3 done" in listed and "◐ Fixing the off-by-one" in listed and "☐ Run the tests" in listed
 
 
