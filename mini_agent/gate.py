@@ -23,7 +23,7 @@ from mini_agent.safety.rules import Rules
 from mini_agent.safety.workspace import Workspace, within
 from mini_agent.settings import Settings
 from mini_agent.tools import WEB_FETCH
-from mini_agent.tools.base import Tool, ToolContext, ToolError
+from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolInterrupted
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ class Gate:
         if decision.unattended:
             return None
         if decision.stop_turn:
-            raise KeyboardInterrupt
+            raise ToolInterrupted(told=decision.message)
         raise ToolError(decision.message)
 
     def check_destination(self, url: str, host: str, reason: str) -> None:

@@ -166,7 +166,7 @@ class ToolCalls:
         try:
             result = self._execute(tool, arguments, confinement)
         except KeyboardInterrupt as exc:
-            self._interrupted([call], tool, started, getattr(exc, "output", ""))
+            self._interrupted([call], tool, started, getattr(exc, "output", ""), getattr(exc, "told", None))
             raise
         finally:
             if watch:  # the human hears of it on the terminal, not only the model in the result
@@ -245,10 +245,13 @@ class ToolCalls:
         added = [text for text in (self._hook_context.pop(call["id"], ""), after) if text]
         return replace(result, content="\n\n".join([result.content, *added])) if added else result
 
-    def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str) -> None:
+    def _interrupted(
+        self, calls: list[dict], tool: Tool, started: float, output: str, told: str | None = None
+    ) -> None:
         """Ctrl-C stopped these running calls: the model hears how long they ran and what they printed, not "Not
-        run", since a command killed half-way may have changed things."""
-        text = interrupted_text(tool.risk, time.monotonic() - started, output)
+        run", since a command killed half-way may have changed things; `told` instead, from a call that knows it
+        changed nothing."""
+        text = told or interrupted_text(tool.risk, time.monotonic() - started, output)
         for call in calls:
             self._results[call["id"]] = ToolResult(self.agent.secrets.mask(text), is_error=True)
 

@@ -34,11 +34,12 @@ class ToolError(Exception):
 
 
 class ToolInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped a running tool; `output` is what it had produced by then (a command's output so far)."""
+    """Ctrl-C stopped a running tool; `output` is what it had produced by then (a command's output so far).
+    `told`, when given, is the whole result instead: a call that changed nothing (a question put to the human)."""
 
-    def __init__(self, output: str = "") -> None:
+    def __init__(self, output: str = "", told: str | None = None) -> None:
         super().__init__()
-        self.output = output
+        self.output, self.told = output, told
 
 
 class NetworkError(ToolError):

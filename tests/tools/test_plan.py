@@ -7,6 +7,7 @@ import io
 import json
 import os
 
+import pytest
 from support import ScriptedKeys
 from support.fake_api import answer, tool_use
 
@@ -97,11 +98,11 @@ def test_ctrl_c_at_the_plan_keeps_planning_and_ends_the_turn(api, settings_for):
     settings = settings_for(api, permission_mode="plan")
     confirm = ask_on_terminal(io.StringIO(), Interrupted(""), lambda: os.terminal_size((80, 24)))
     agent = AgentBuilder(settings, AnthropicProvider(settings))(lambda e: None, confirm)
-    try:
+    with pytest.raises(TurnAborted):
         agent.run_turn("plan it")
-    except TurnAborted:
-        pass
     assert agent.mode == "plan"
+    (result,) = [block for block in agent.session.messages[-1]["content"] if block.get("type") == "tool_result"]
+    assert result["is_error"] and "did not approve the plan and stopped the turn (Ctrl-C)" in result["content"]
 
 
 def test_outside_plan_mode_the_call_is_refused_with_a_clear_result_and_nobody_is_asked(api, settings_for):
