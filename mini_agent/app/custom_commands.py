@@ -29,6 +29,7 @@ REPL_BUILTINS = (
     "/undo",
     "/mcp",
     "/jobs",
+    "/todos",
     "/resume",
     "/rewind",
     "/fork",
