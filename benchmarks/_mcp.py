@@ -57,6 +57,7 @@ def mcp_rows(runs: int) -> list[Row]:
             (home / "config.toml").write_text(servers_toml(1))
             rows.append(_first_request(env, base / "project", runs))
             rows.extend(_latency(env, runs))
+            rows.extend(_schema_tokens(env, base / "project", home))
     except Exception as exc:
         rows.append(failed_row("MCP", "—", str(exc)))
     return rows
@@ -101,3 +102,39 @@ def _latency(env: dict[str, str], runs: int) -> list[Row]:
         Row("MCP stdio server: first tool call", seconds(first), "—", None),
         Row("MCP stdio server: next tool call", seconds(later), "—", None),
     ]
+
+
+def _schema_tokens(env: dict[str, str], cwd: Path, home: Path) -> list[Row]:
+    """Tokens of the `tools` parameter of a request with a 155-tool server: every schema sent (the share set to
+    1, as before tools were found on demand) and with the default share (tool_search until tools are found)."""
+    from mini_agent.context.tokens import count
+
+    config = servers_toml(1).replace("]\n", ']\nenv = { MCP_TEST_MANY_TOOLS = "144" }\n', 1)
+    (home / "config.toml").write_text(f"mcp_timeout = 120\n{config}")
+    rows = []
+    for label, share in (("every schema sent (share 1)", "1"), ("found on demand (default share 0.1)", "0.1")):
+        api = FakeAnthropicAPI().start()
+        try:
+            api.script(answer("ok"))
+            done = subprocess.run(
+                [mini_agent_command(), "-p", "hi"],
+                env={**env, "ANTHROPIC_BASE_URL": api.url, "MINI_AGENT_MCP_SCHEMA_SHARE": share},
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stderr.decode()
+            tools = api.message_requests[0]["tools"]
+            tokens = count(json.dumps(tools, ensure_ascii=False))
+            rows.append(
+                Row(
+                    f"155-tool MCP server: tool schemas per request, {label}",
+                    f"{tokens:,} tokens ({len(tools)} tools)",
+                    "—",
+                    None,
+                )
+            )
+        finally:
+            api.stop()
+    return rows

@@ -24,6 +24,7 @@ from mini_agent.prompt import build_system
 from mini_agent.settings import DEFAULT_CONTEXT_WINDOW, Settings
 from mini_agent.tool_calls import ToolCalls
 from mini_agent.tools.base import ToolContext, ToolRegistry
+from mini_agent.tools.deferred import CHARS_PER_TOKEN
 from mini_agent.usage import Usage
 from mini_agent.xmltext import system_hint
 
@@ -111,7 +112,13 @@ class Agent:
         self._calls: deque[str] = deque(maxlen=RECENT_CALLS)
         """Recent tool calls as `call_line` writes them, for the recent-activity block."""
         self.tool_calls = ToolCalls(self)
-        self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)))
+        self.hooks = (
+            hooks.serving(self.emit, self.secrets.mask, lambda: self.mode, lambda: self.settings.model)
+            if hooks
+            else NO_HOOKS
+        )
+        """The user's hooks, run at each event: a prompt, each tool call, a question, the turn's end."""
+        self.gate = Gate(settings, ctx, confirm, registry.get, lambda text: self.emit(Notice(text)), self.hooks)
         if permissions is not None:
             self.gate.take_permissions(permissions)
         ctx.check_destination = self.gate.check_destination
@@ -138,8 +145,6 @@ class Agent:
         """Called before each tool that may change files runs (write, exec and MCP tools): the undo snapshot."""
         self.mcp = mcp
         """The session's MCP servers when any are configured, for /mcp."""
-        self.hooks = hooks.serving(self.emit, self.secrets.mask, lambda: self.mode) if hooks else NO_HOOKS
-        """The user's hooks, run at each event: a prompt, each tool call, the turn's end."""
         if keeper is None:
             from mini_agent.context.keeper import minimal_keeper as keeper
         self.keeper = keeper(self)
@@ -254,7 +259,8 @@ class Agent:
             model=self.settings.model,
             system=self._system_blocks(),
             messages=with_cache_breakpoint(self.session.messages),
-            tools=safe(self.registry.schemas()),  # an MCP server's descriptions may hold `\ud800` escapes
+            # an MCP server's descriptions may hold `\ud800` escapes
+            tools=safe(self.registry.schemas(self.schema_budget())),
             max_tokens=self.output_limit(),
             effort=self.settings.effort,
         )
@@ -333,6 +339,11 @@ class Agent:
     def input_window(self) -> int:
         """Tokens the prompt may use: the window, less the room a reply needs where they share it."""
         return self.window() - self.output_limit() if self._endpoint().shared else self.window()
+
+    def schema_budget(self) -> int | None:
+        """Characters of MCP tool schemas a request may carry before they are found with tool_search instead."""
+        share = self.settings.mcp_schema_share
+        return None if share >= 1 else int(self.window() * share * CHARS_PER_TOKEN)
 
     def _endpoint(self) -> Discovery:
         return self.provider.discovery(wait=DISCOVERY_WAIT)

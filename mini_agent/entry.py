@@ -38,7 +38,7 @@ def main() -> None:
             sys.stdout.flush()
             os._exit(outcome)  # nothing of ours to flush or tear down: the worker did the work
         start = outcome.start
-    if start:
+    if start and worth_a_server(arguments, os.environ):
         from mini_agent.warm.spawn import start_server
 
         start_server(after=os.getpid())
@@ -46,6 +46,28 @@ def main() -> None:
     from mini_agent.process_end import run_and_exit
 
     run_and_exit(run_here)
+
+
+ONE_OFF_COMMANDS = ("config", "permissions", "check-command", "undo", "sandbox", "mcp", "server", "acp")
+"""Subcommands after which no server is started: they talk to no model (or, `acp`, run for an editor's whole
+session), and a server costs ~3 s of CPU and ~150 MB for ten minutes."""
+
+
+def worth_a_server(arguments: list[str], env, isatty=os.isatty) -> bool:
+    """Whether a run that found no server should start one for the next: not after a one-off subcommand, and not
+    in CI without a terminal (a CI job or a container is gone before a next run could use it)."""
+    if arguments[:1] and arguments[0] in ONE_OFF_COMMANDS:
+        return False
+    if env.get("CI", "").lower() not in ("", "0", "false", "no"):
+        return any(_isatty(isatty, fd) for fd in (0, 1, 2))
+    return True
+
+
+def _isatty(isatty, fd: int) -> bool:
+    try:
+        return isatty(fd)
+    except OSError:
+        return False
 
 
 def warm_start_enabled() -> bool:

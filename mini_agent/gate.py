@@ -1,4 +1,5 @@
-"""The permission gate between the model's tool calls and the tools: the policy first, a human when it asks.
+"""The permission gate between the model's tool calls and the tools: the policy first, a human when it asks
+(a PermissionRequest hook may answer the question first: only a question, and only an ordinary one).
 
 The gate holds what may change during a session: the permission mode (Shift+Tab, /mode) and the rules, to
 which "always" answers add. It also vets web_fetch's destinations once their addresses are known, turns any
@@ -15,7 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mini_agent.safety.denials import Denial, denial
+from mini_agent.hooks import NO_HOOKS, Hooks
+from mini_agent.safety.denials import Denial, denial, hook_denial
 from mini_agent.safety.egress import guard, secret_paths
 from mini_agent.safety.permissions import Allow, Ask, Decision, Deny, ToolCall, Verdict, check, check_destination
 from mini_agent.safety.preview import change_preview
@@ -45,6 +47,16 @@ class ApprovalRequest:
 
 
 Confirm = Callable[[ApprovalRequest], Decision]
+HOOK_ANSWERS = ("read-only", "ordinary")
+"""The questions a PermissionRequest hook's "allow" answers: as far as auto mode reaches. A sensitive one (a secret
+leaving, a credential read, a write to a protected place, a private address, a command outside the sandbox) or a
+destructive one stays the human's; a hook's "deny" answers any."""
+
+
+def attended(confirm: Confirm) -> bool:
+    """Whether `confirm` puts questions to a human (a run nobody watches marks its refusing confirm
+    `attended = False`): only then do PermissionRequest and Notification hooks run."""
+    return getattr(confirm, "attended", True)
 
 
 class Gate:
@@ -55,9 +67,13 @@ class Gate:
         confirm: Confirm,
         tool: Callable[[str], Tool | None],
         notify: Callable[[str], None] | None = None,
+        hooks: Hooks = NO_HOOKS,
     ):
-        """`tool` looks a tool up by name (the registry's get); `notify` tells the human something once."""
+        """`tool` looks a tool up by name (the registry's get); `notify` tells the human something once; `hooks`
+        (the agent's) may answer a question before the human sees it."""
         self.settings, self.ctx, self.confirm, self._tool = settings, ctx, confirm, tool
+        self.hooks = hooks
+        self.attended = attended(confirm)
         self._notify = notify
         self._told_no_sandbox = False
         self.started = time.time()
@@ -72,8 +88,9 @@ class Gate:
 
     def take_permissions(self, other: Gate) -> None:
         """A sub-agent's gate: never wider than its parent's, so its mode, its rules ("always" answers included)
-        and when its session began, as they are now."""
+        and when its session began, as they are now; it asks whom the parent asks."""
         self.mode, self.rules, self.started = other.mode, other.rules, other.started
+        self.attended = other.attended
 
     @contextmanager
     def also_allowing(self, rules: Rules) -> Iterator[None]:
@@ -121,12 +138,35 @@ class Gate:
             preview = change_preview(arguments, self.ctx.cwd) if tool.edits_files else None
             # The question shows which secret (by name) but never its value: the screen is an output too.
             shown = self.secrets.mask_value(arguments)
-            verdict = self.decide(ApprovalRequest(tool, shown, asked, preview and self.secrets.mask(preview)))
+            request = ApprovalRequest(tool, shown, asked, preview and self.secrets.mask(preview))
+            verdict = self._question(request, arguments, sandboxed)
         if isinstance(verdict, Deny):
             self._refused(tool.name, verdict, asked)
         return verdict
 
+    def _question(self, request: ApprovalRequest, arguments: dict, sandboxed: bool = False) -> Decision:
+        """A question for the human: when one will see it, PermissionRequest hooks may answer first (their
+        "allow" only within `HOOK_ANSWERS`), then Notification hooks hear the agent waits, then the human."""
+        if not self.attended:
+            return self.decide(request)
+        if self.hooks.has("PermissionRequest"):
+            ask = request.ask
+            offered = [_suggestion(grant.rules) for grant in ask.grants]
+            answer = self.hooks.permission_request(request.tool, arguments, ask.reason, ask.risk, offered)
+            if answer is not None and not answer.allow:
+                message = f"Not run: a PermissionRequest hook refused it: {answer.message}"
+                self._denials.append(hook_denial(self.secrets.mask(message), "PermissionRequest"))
+                return Deny(message, rule=HOOK_REFUSAL)
+            if answer is not None and ask.risk in HOOK_ANSWERS:
+                return Allow("a PermissionRequest hook allowed it", sandbox="workspace-write" if sandboxed else "none")
+            if answer is not None and self._notify is not None:
+                self._notify(f"A PermissionRequest hook allowed this {ask.risk} call: that is yours to answer.")
+        self.hooks.notify("permission_prompt", f"mini-agent needs your permission to use {request.tool.name}")
+        return self.decide(request)
+
     def _refused(self, tool: str, refusal: Deny, asked: Ask | None) -> None:
+        if refusal.rule == HOOK_REFUSAL:
+            return  # recorded as the hook's (`_question`)
         record = denial(tool, refusal, asked, self.mode)
         mask = self.secrets.mask  # a refusal may quote the call
         self._denials.append(Denial(record.kind, mask(record.reason), record.allow, record.rule, mask(record.message)))
@@ -209,12 +249,22 @@ class Gate:
         verdict = check_destination(host, reason, self.mode, self.rules)
         asked = verdict if isinstance(verdict, Ask) else None
         if asked is not None:
-            verdict = self.decide(ApprovalRequest(self._tool(WEB_FETCH), {"url": url}, asked, None))
+            verdict = self._question(ApprovalRequest(self._tool(WEB_FETCH), {"url": url}, asked, None), {"url": url})
         if isinstance(verdict, Deny):
             self._refused(WEB_FETCH, verdict, asked)
             if verdict.stop_turn:
                 raise KeyboardInterrupt
             raise ToolError(verdict.message)
+
+
+HOOK_REFUSAL = "(a PermissionRequest hook)"
+"""The `rule` of a refusal a hook gave: its record is the hook's, not a question's."""
+
+
+def _suggestion(rules: tuple) -> dict:
+    """An "always" answer on offer, as Claude Code's `permission_suggestions` entries are written."""
+    written = [{"toolName": rule.tool, "ruleContent": rule.pattern} for rule in rules]
+    return {"type": "addRules", "rules": written, "behavior": "allow", "destination": "session"}
 
 
 def doomed(tool: Tool, arguments: dict, ctx: ToolContext) -> str | None:

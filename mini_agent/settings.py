@@ -316,6 +316,16 @@ class Settings:
         example="120",
     )
     """Seconds one MCP tool call may take before it is given up."""
+    mcp_schema_share: float = setting(
+        0.1,
+        env="MINI_AGENT_MCP_SCHEMA_SHARE",
+        key="mcp_schema_share",
+        within=lambda v: 0 <= v <= 1,
+        must="a share of the context window between 0 and 1",
+        example="0.1",
+    )
+    """Past this share of the context window, MCP tools' schemas are left out of requests and the model finds the
+    ones it needs with tool_search (0: always, 1: never)."""
     hooks: tuple = setting((), shown=False)  # listed below the settings by `mini-agent config`, one line each
     """Hooks (`hooks.HookDef`) from [[hooks.<Event>]] tables of the config files, the user's first."""
     trust_project_hooks: bool = setting(

@@ -184,7 +184,7 @@ class ToolCalls:
 
             if written.name in INSTRUCTION_NAMES:
                 self._remember_instructions([Path(os.path.realpath(written))])
-        self._after_tool(tool, arguments, result, seconds)
+        self._after_tool(tool, arguments, result, seconds, confinement)
         self.agent.emit(ToolFinished(call["id"], tool.name, arguments, result, seconds, tool))
         self._report_denials(call, tool)  # web_fetch asks about a private address only once it has resolved it
 
@@ -255,12 +255,15 @@ class ToolCalls:
         for call in calls:
             self._results[call["id"]] = ToolResult(self.agent.secrets.mask(text), is_error=True)
 
-    def _after_tool(self, tool: Tool, arguments: dict, result: ToolResult, seconds: float) -> None:
+    def _after_tool(
+        self, tool: Tool, arguments: dict, result: ToolResult, seconds: float, confinement: object = None
+    ) -> None:
         self._track_health(tool.name, result)
         if result.todos is not None:
             self.agent.session.record_todos(result.todos)
         line = call_line(tool.name, arguments, result, datetime.now().astimezone(), seconds)
-        self.agent.tool_ran(self.agent.secrets.mask(line), tool.risk, self._written(tool, arguments))
+        changed = reach(tool, confinement, self.agent.settings.user_dir)
+        self.agent.tool_ran(self.agent.secrets.mask(line), changed, self._written(tool, arguments))
 
     def _written(self, tool: Tool, arguments: dict) -> Path | None:
         """The file a tool that edits files changed, so the context sources that read it re-read it."""
@@ -301,3 +304,18 @@ class ToolCalls:
             for c in calls
         ]
         self.agent.session.append({"role": "user", "content": blocks})
+
+
+def reach(tool: Tool, confinement: object, user_dir: Path) -> str:
+    """What a finished call may have changed, for the context sources cached from before it: a command confined
+    read-only changed nothing they read ("read"); one confined to the project's tree ("exec-project") not the
+    user's files (memory, instructions outside the project) unless they lie in that tree; one that ran outside
+    any sandbox anything ("exec")."""
+    level = getattr(confinement, "level", None)
+    if tool.risk != "exec" or level is None:
+        return tool.risk
+    if level == "read-only":
+        return "read"
+    root = str(getattr(confinement, "root", "/"))
+    inside = str(user_dir) == root or str(user_dir).startswith(root.rstrip("/") + "/")
+    return "exec" if inside else "exec-project"

@@ -100,6 +100,9 @@ def context_keeper(agent) -> ContextKeeper:
     settings = agent.settings
     gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
     model = settings.compact_model or settings.model
-    compactor = Compactor(agent.provider, model, settings.compact_focus, before=agent.hooks.before_compaction)
+    hooks = agent.hooks
+    compactor = Compactor(
+        agent.provider, model, settings.compact_focus, before=hooks.before_compaction, after=hooks.after_compaction
+    )
     engine = ContextEngine(gatherer, settings.context_budget)
     return ContextKeeper(engine, compactor, settings, agent.input_window, agent.overhead, images=True)

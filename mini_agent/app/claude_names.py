@@ -30,8 +30,8 @@ INSTEAD = {
     "/terminal-setup": "Nothing to set up: Alt+Enter, or Esc then Enter, inserts a new line in any terminal.",
     "/export": "The conversation is already saved as it happens: a JSONL file under sessions/ in the data "
     "directory (/status names the session). --continue or /resume picks it up again.",
-    "/hooks": "Hooks are set in config.toml ([[hooks.<Event>]] tables); `mini-agent config` lists those in force. "
-    "See docs/hooks.md.",
+    "/hooks": "Hooks are set in config.toml ([[hooks.<Event>]] tables), and a project's .claude/settings.json hooks "
+    "are read too; `mini-agent config` lists those in force. See docs/hooks.md.",
     "/ide": "No IDE integration: mini-agent works in the terminal on the files on disk.",
     "/install-github-app": "Not available: mini-agent has no GitHub app. Run it in CI with -p instead.",
     "/release-notes": "mini-agent --version gives the version; the changes are in the repository's history.",

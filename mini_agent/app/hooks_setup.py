@@ -22,7 +22,8 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Hoo
     allowed = [hook for hook in settings.hooks if hook.origin == "user"]
     project = tuple(hook for hook in settings.hooks if hook.origin == "project")
     if project:
-        group, store = ProjectHooks(project, project[0].source), TrustStore(settings.data_dir)
+        sources = ", ".join(dict.fromkeys(hook.source for hook in project))  # .mini-agent/ and .claude/ files
+        group, store = ProjectHooks(project, sources), TrustStore(settings.data_dir)
         if settings.trust_project_hooks or store.trusted(group):
             allowed += project
         elif can_ask and _ask(group, err):
@@ -40,7 +41,7 @@ def describe_session(hooks: Hooks, sessions) -> None:
     from mini_agent.processes.run import child_environment
 
     hooks.environment = child_environment
-    hooks.transcript = lambda: (sessions.session_id, str(sessions.writer.path) if sessions.writer else "")
+    hooks.transcript = lambda: (sessions.session_id, sessions.transcript_path)
 
 
 def _ask(group: ProjectHooks, err: TextIO) -> bool:

@@ -43,7 +43,7 @@ def launch(
     from mini_agent.model import AnthropicProvider
     from mini_agent.step_preload import PRELOAD
 
-    provider = AnthropicProvider(settings)
+    provider = AnthropicProvider(settings, memory=_endpoint_memory(environment))
     provider.on_sent = PRELOAD.request_sent  # what the steps need loads during replies, not in the steps
     if not settings.model:  # a vLLM, llama.cpp or LiteLLM preset without --model: the endpoint's first model
         settings = replace(settings, model=provider.endpoint_model())
@@ -110,19 +110,26 @@ def launch(
 
     build = AgentBuilder(settings, provider, sessions, servers, hooks, one_shot=not interactive)
 
+    from mini_agent.app.session_hooks import ending_on_signals
+
     if interactive:
         from mini_agent.app.repl import run_interactive
 
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
         warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
-        return run_interactive(build, settings, sessions, warm_up, first)
+        with ending_on_signals(sessions, hooks):
+            return run_interactive(build, settings, sessions, warm_up, first)
     from mini_agent.app.oneshot import run_once
 
     stdin_text = attachment.text if attachment else None
-    return run_once(
-        build, settings, prompt, stdin_text, output_format, can_ask, started, sessions, environment, attached
-    )
+    with ending_on_signals(sessions, hooks):
+        try:
+            return run_once(
+                build, settings, prompt, stdin_text, output_format, can_ask, started, sessions, environment, attached
+            )
+        finally:
+            sessions.end("other")  # after the answer is out: the hooks do not delay it
 
 
 def _attach_images(paths: tuple[str, ...], settings: Settings, interactive: bool) -> tuple:
@@ -165,3 +172,13 @@ def _has_input(stdin, environment: Environment) -> bool:
     if not ready:
         print(f"mini-agent: stdin is open but sent nothing in {wait:g} s; ignoring it.", file=environment.stderr)
     return bool(ready)
+
+
+def _endpoint_memory(environment: Environment):
+    """Where what remote endpoints said about themselves is remembered between runs (the cache directory)."""
+    from pathlib import Path
+
+    from mini_agent.locations import cache_dir
+    from mini_agent.model.endpoint_memory import EndpointMemory
+
+    return EndpointMemory(Path(cache_dir(environment.variables)) / "endpoints.json")

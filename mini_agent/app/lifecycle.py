@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mini_agent.app.session_hooks import SessionHooks
 from mini_agent.conversation import Session
 from mini_agent.settings import Settings
 from mini_agent.ui.terminal_text import visible
@@ -36,6 +37,8 @@ class SessionLifecycle:
         self.writer = None
         self.writer_id = ""
         """The id of the session file in use (kept after closing, for the json output)."""
+        self.writer_path = ""
+        """The path of the session file in use, likewise kept (for the hooks that run at the session's end)."""
         self.notice: str | None = None
         self.undo = _NoUndo()
         self._warned = False
@@ -44,11 +47,18 @@ class SessionLifecycle:
         self._opened = False
         self._loaded = None
         """The session `open` read for --continue / --resume, until `attach` gives it to the agent."""
+        self.hooks = SessionHooks()
+        """SessionStart and SessionEnd (app/session_hooks.py)."""
 
     @property
     def session_id(self) -> str:
         """The id of the session file in use, or of the last one closed; "" before there is one."""
         return self.writer.id if self.writer is not None else self.writer_id
+
+    @property
+    def transcript_path(self) -> str:
+        """The path of the session file in use, or of the last one closed; "" before there is one."""
+        return str(self.writer.path) if self.writer is not None else self.writer_path
 
     # ---- start, switch, stop --------------------------------------------------------------------------------
 
@@ -69,18 +79,22 @@ class SessionLifecycle:
         """Give the agent its session: the one asked for with --continue / --resume, or a new file."""
         self.open()
         checkpoints: list = []
+        source = "startup" if self._loaded is None else "resume"
         if self._loaded is not None:
             checkpoints, self._loaded = self._bind(agent, self._loaded), None
         if self.writer is None:
             self._new_file(agent)
         self._start_undo(agent, checkpoints)
+        self.hooks.started(agent, source)
 
     def start_new(self, agent) -> None:
         """/clear: a new conversation in a new file; the old one stays on disk for --resume."""
+        self.hooks.ended("clear")
         self.close()
         agent.start_conversation(Session())
         self._new_file(agent)
         self._start_undo(agent, [])
+        self.hooks.started(agent, "clear")
 
     def resume(self, agent, wanted: str | None, console) -> str | None:
         """/resume: list this directory's sessions, or continue the one named by id (or its number)."""
@@ -92,9 +106,11 @@ class SessionLifecycle:
                 console.print(visible(line), highlight=False, markup=False)
             return "Continue one with /resume <number or id>."
         target = sessions[int(wanted) - 1] if wanted.isdigit() and 0 < int(wanted) <= len(sessions) else wanted
+        self.hooks.ended("resume")
         self.close()
         checkpoints = self._bind(agent, self._load(target))
         self._start_undo(agent, checkpoints)
+        self.hooks.started(agent, "resume")
         return self.notice
 
     def fork(self, agent) -> str:
@@ -135,9 +151,17 @@ class SessionLifecycle:
         agent.forget()
         self._continue(agent, loaded)
 
+    def end(self, reason: str, quiet: bool = False) -> None:
+        """The process leaves the session: its SessionEnd hooks run (once), then the file is closed."""
+        if self.writer is not None:
+            self.writer.sync()  # a hook may read the transcript
+        self.hooks.ended(reason, quiet)
+        if not quiet:  # from a signal handler the process dies next: the file is left as a kill would leave it
+            self.close()
+
     def close(self) -> None:
         if self.writer is not None:
-            self.writer_id = self.writer.id
+            self.writer_id, self.writer_path = self.writer.id, str(self.writer.path)
             self.writer.close()
             self.writer = None
 

@@ -19,7 +19,11 @@ def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> Mcp
     """The session's manager, with untrusted project servers asked about (or left out, with a notice)."""
     err = err or sys.stderr
     manager = McpManager(
-        settings.mcp_servers, TrustStore(settings.data_dir), settings.secret_set, call_timeout=settings.mcp_call_timeout
+        settings.mcp_servers,
+        TrustStore(settings.data_dir),
+        settings.secret_set,
+        call_timeout=settings.mcp_call_timeout,
+        data_dir=settings.data_dir,
     )
     for notice in manager.screen(_asker(err) if can_ask else None, settings.trust_project_mcp):
         print(visible(f"mini-agent: {notice}"), file=err)
@@ -30,7 +34,9 @@ def join(agent, manager: McpManager) -> None:
     """The agent built with `manager`: tools the servers list join its registry; failures reach the human and
     the model."""
     from mini_agent.mcp.health import reporter
+    from mini_agent.tools.deferred import DeferredTools
 
+    agent.registry.defer_extra(DeferredTools(agent.registry))  # past the budget: found with tool_search
     manager.bind(agent.registry.replace_extra, reporter(agent))
 
 

@@ -248,10 +248,13 @@ def run_interactive(
     first: str | None = None,
 ) -> ExitStatus:
     """`warm_up` (loading the model SDK) starts once the first prompt is drawn; `first` is sent before it."""
+    reason = "other"  # a crash
     try:
-        return Repl(build, settings, sessions).run(warm_up, first)
+        status = Repl(build, settings, sessions).run(warm_up, first)
+        reason = "prompt_input_exit"  # Ctrl-D, /exit, /quit
+        return status
     finally:
-        sessions.close()
+        sessions.end(reason)
 
 
 def auto_question(mode: str, columns: int) -> str:

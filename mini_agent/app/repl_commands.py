@@ -34,7 +34,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
         ("/rewind", "/rewind [N] [both|conversation|files]", "go back to before a prompt (Esc Esc)", rewind_command),
         ("/fork", "/fork", "go on in a copy of this session; this one stays as it is", fork_command),
-        ("/mcp", "/mcp", "MCP servers: status, tools, errors", _mcp),
+        ("/mcp", "/mcp [login NAME]", "MCP servers: status, tools, errors; log in to a remote one", _mcp),
         ("/status", "/status", "model, endpoint, mode, session, directory, sandbox", status),
         ("/config", "/config", "the settings in force (mini-agent config says where each comes from)", config),
         ("/permissions", "/permissions", "the permission mode, rules and protections", permissions),
@@ -136,6 +136,12 @@ def _trace(repl, argument: str) -> None:
 
 def _mcp(repl, argument: str) -> None:
     from mini_agent.ui.mcp_view import status_lines
+
+    if argument.split()[:1] == ["login"]:
+        from mini_agent.app.mcp_login_command import login_command
+
+        login_command(repl, argument.split()[1:])
+        return
 
     for line in status_lines(repl.agent.mcp):
         repl.console.print(escape(line), highlight=False)

@@ -115,7 +115,11 @@ def resolve(
         mcp_servers = configured(user_data, user_path, project_data, project_path, cwd)
         from mini_agent.hooks.definitions import configured as configured_hooks
 
-        hooks = configured_hooks(user_data, user_path, project_data, project_path)
+        from mini_agent.hooks.claude_settings import claude_project_hooks
+
+        claude_hooks, left_out = claude_project_hooks(cwd)  # Claude Code's, a project's: trusted like ours
+        hooks = configured_hooks(user_data, user_path, project_data, project_path) + claude_hooks
+        layers.notices.extend(left_out)
     _apply_env(layers, env)
     for name, value in _provider_first((flags or {}).items()):
         if value is not None:

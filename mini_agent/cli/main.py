@@ -57,7 +57,10 @@ def _version(value: bool) -> None:
     ),
     epilog=(
         "Exit codes: 0 success, 1 runtime error, 2 usage or configuration error, 3 step limit reached, "
-        "4 a tool call was refused, 130 interrupted."
+        "4 a tool call was refused, 130 interrupted.\n\n"
+        "Start-up: the first run leaves a warm server behind that makes the next runs start fast; it stops "
+        "after 10 idle minutes. None is started in CI without a terminal or after the subcommands. "
+        "`mini-agent server status|stop`; MINI_AGENT_NO_SERVER=1 turns it off."
     ),
 )
 def run(

@@ -14,7 +14,10 @@ from mini_agent.ui.terminal_text import visible
 
 def register(app: typer.Typer) -> None:
     mcp_app = typer.Typer(help="The MCP servers the agent uses: list, add, remove.", rich_markup_mode=None)
-    app.add_typer(mcp_app, name="mcp", short_help="List, add or remove MCP servers.")
+    app.add_typer(mcp_app, name="mcp", short_help="List, add or remove MCP servers; log in to remote ones.")
+    from mini_agent.cli import mcp_login
+
+    mcp_login.register(mcp_app)
 
     @mcp_app.command("list")
     def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts.")) -> None:

@@ -45,6 +45,9 @@ class Compactor:
     before: Callable[[str, str | None], tuple[str | None, str | None]] | None = None
     """Asked first with the trigger and the focus (the PreCompact hooks): why not to compact (None: go on), and
     the focus to use."""
+    after: Callable[[str, str, int, int], str] | None = None
+    """Told after a summary, with the trigger, the summary and the sizes before and after (the PostCompact and
+    SessionStart hooks): text to add right after the summary, for the model."""
 
     def compact(
         self,
@@ -91,9 +94,15 @@ class Compactor:
                 report.error = f"the summary request failed: {exc}"
                 summarised = None
             if summarised is not None:
-                messages, summary_hint, report.summarised_messages, report.restored_instructions = summarised
+                messages, summary_hint, report.summarised_messages, report.restored_instructions, summary = summarised
                 size = measure(messages) + count(summary_hint)  # the summary travels in the system prompt
                 report.stages.append(f"summarised {report.summarised_messages} messages")
+                added = self.after(trigger, summary, report.before, size) if self.after is not None else ""
+                if added:  # the hooks' context opens what follows the summary
+                    head = messages[0]
+                    opened = {**head, "content": [*head["content"], {"type": "text", "text": added}]}
+                    messages = [opened, *messages[1:]]
+                    size = measure(messages) + count(summary_hint)
         if size > target and zone != "cheap":  # a cut loses words no tool call brings back: after a summary only
             messages, cut = truncate_long_blocks(messages, TRUNCATE_OVER_CHARS)
             if cut:
@@ -112,7 +121,7 @@ class Compactor:
         p0_blocks: list[ContextBlock],
         focus: str | None,
         emit: Emit,
-    ) -> tuple[list[dict], str, int, int] | None:
+    ) -> tuple[list[dict], str, int, int, str] | None:
         cut = choose_cut(messages, keep_tokens)
         if cut is None:
             return None
@@ -150,7 +159,7 @@ class Compactor:
             compaction=str(number),
         )
         head = head_message(session.request, _request_in(tail, session.request), p0_blocks, number)
-        return [head, *tail], hint, len(older), len(lost)
+        return [head, *tail], hint, len(older), len(lost), summary
 
 
 def choose_cut(messages: list[dict], keep_tokens: int) -> int | None:

@@ -62,22 +62,30 @@ class Gatherer:
         self.sources, self.enrichers, self.timeout, self.clock = sources, enrichers, timeout, clock
         self._cache: dict[tuple[str, object], _Cached] = {}
         """Keyed by source and working directory: a `cd` in bash must not serve another directory's blocks."""
+        self._lock = threading.Lock()
+        """The cache is also written by a source that answered after its turn's deadline (kept for the next)."""
+        self._drops: dict[str, int] = {}
+        """How often each source's values were dropped: a late answer begun before a drop is not kept."""
 
     def forget(self) -> None:
         """Drop every cached value (a new conversation starts from what is true now)."""
-        self._cache.clear()
+        self._drop({source.name for source in self.sources})
 
     def invalidate(self, risk: str, changed: Path | None = None) -> None:
         """A tool of this risk ran (and wrote `changed`): drop cached values of the sources it can make stale
         (git after a write, instruction files after any command or a write of one of them)."""
-        stale = self._stale_after(risk, changed)
-        for key in [key for key in self._cache if key[0] in stale]:
-            del self._cache[key]
+        self._drop(self._stale_after(risk, changed))
 
     def forget_source(self, name: str) -> None:
         """Drop one source's cached values (the agent itself changed what it reads, e.g. `/memory add`)."""
-        for key in [key for key in self._cache if key[0] == name]:
-            del self._cache[key]
+        self._drop({name})
+
+    def _drop(self, names: set[str]) -> None:
+        with self._lock:
+            for name in names:
+                self._drops[name] = self._drops.get(name, 0) + 1
+            for key in [key for key in self._cache if key[0] in names]:
+                del self._cache[key]
 
     def _stale_after(self, risk: str, changed: Path | None) -> set[str]:
         return {
@@ -93,7 +101,8 @@ class Gatherer:
         results: dict[str, list[ContextBlock]] = {}
         now = self.clock()
         for source in self.sources:
-            cached = self._cache.get((source.name, inp.cwd))
+            with self._lock:
+                cached = self._cache.get((source.name, inp.cwd))
             if cached is not None and now < cached.expires:
                 blocks = [cached.block] if cached.block else []
                 status: Status = "cached" if cached.block else "skipped"
@@ -118,6 +127,8 @@ class Gatherer:
             runner.join(max(0.0, deadline - self.clock()))
         for runner in threaded + inline_runners:
             outcomes[runner.source_name], results[runner.source_name] = runner.outcome(self.timeout)
+            if outcomes[runner.source_name].status == "timeout":
+                self._keep_late(runner, inp.cwd)
         self._remember(outcomes, results, now, inp.cwd)
         order = [s.name for s in self.sources] + [e.name for e in self.enrichers]
         blocks = [_measured(block) for name in order for block in results.get(name, [])]
@@ -129,10 +140,32 @@ class Gatherer:
         for source in self.sources:
             outcome = outcomes[source.name]
             if outcome.status not in ("applied", "skipped") or source.ttl <= 0:
-                continue  # failures and timeouts are retried next turn
+                continue  # failures are retried next turn; a timeout's late answer is kept by _keep_late
             block = results[source.name][0] if results[source.name] else None
             measured = _measured(block) if block else None
-            self._cache[(source.name, cwd)] = _Cached(measured, outcome.reason, now + source.ttl)
+            with self._lock:
+                self._cache[(source.name, cwd)] = _Cached(measured, outcome.reason, now + source.ttl)
+
+    def _keep_late(self, runner: _Runner, cwd: object) -> None:
+        """A cached source that missed the deadline: its answer, when it comes, serves the next turn (a cold
+        `git status` can take longer than a turn waits, and would otherwise be asked, and missed, again)."""
+        source = next((source for source in self.sources if source.name == runner.source_name), None)
+        if source is None or source.ttl <= 0:
+            return
+        with self._lock:
+            drops = self._drops.get(source.name, 0)
+
+        def arrived(late: _Runner) -> None:
+            outcome, blocks = late.outcome(self.timeout)
+            if outcome.status not in ("applied", "skipped"):
+                return
+            block = _measured(blocks[0]) if blocks else None
+            reason = f"answered in {outcome.ms:.0f} ms, after its turn's deadline; kept for this one"
+            with self._lock:
+                if self._drops.get(source.name, 0) == drops:  # else a tool may have changed what it read
+                    self._cache.setdefault((source.name, cwd), _Cached(block, reason, self.clock() + source.ttl))
+
+        runner.when_late(arrived)
 
 
 def _source_job(source: Source, inp: TurnInput) -> Callable[[], list[ContextBlock]]:
@@ -172,6 +205,8 @@ class _Runner(threading.Thread):
         self.blocks: list[ContextBlock] = []
         self.error: BaseException | None = None
         self.elapsed: float | None = None
+        self._late: Callable[[_Runner], None] | None = None
+        self._late_lock = threading.Lock()
 
     def run(self) -> None:
         started = time.perf_counter()
@@ -179,12 +214,25 @@ class _Runner(threading.Thread):
             self.blocks = self.job()
         except Exception as exc:  # a bug in a source must not end the turn; it is shown in the trace
             self.error = exc
-        self.elapsed = time.perf_counter() - started
+        with self._late_lock:
+            self.elapsed = time.perf_counter() - started
+            late = self._late
+        if late is not None:
+            late(self)
+
+    def when_late(self, late: Callable[[_Runner], None]) -> None:
+        """Call `late` with this runner once it finishes (at once if it just did)."""
+        with self._late_lock:
+            if self.elapsed is None:
+                self._late = late
+                return
+        late(self)
 
     def outcome(self, timeout: float) -> tuple[Outcome, list[ContextBlock]]:
         name, kind = self.source_name, self.kind
         if self.elapsed is None:
-            return Outcome(name, kind, "timeout", f"no answer within {timeout * 1000:.0f} ms", timeout * 1000), []  # type: ignore[arg-type]
+            reason = f"dropped for time: no answer within {timeout * 1000:.0f} ms"
+            return Outcome(name, kind, "timeout", reason, timeout * 1000), []  # type: ignore[arg-type]
         ms = self.elapsed * 1000
         if isinstance(self.error, Skip):
             return Outcome(name, kind, "skipped", str(self.error), ms), []  # type: ignore[arg-type]

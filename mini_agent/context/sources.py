@@ -169,24 +169,25 @@ def default_sources() -> list[Source]:
     """In the order their blocks follow the user's text: piped input first, as it belongs to the message."""
     return [
         Source("stdin", P0, stdin, ttl=0, inline=True, escaped=True),
-        # Any command may have rewritten an instruction or memory file (`echo >> AGENTS.md`, a `git checkout`):
-        # re-read them on the next turn rather than serve what the TTL cached.
+        # A command that could write may have rewritten an instruction or memory file (`echo >> AGENTS.md`, a
+        # `git checkout`): re-read them on the next turn rather than serve what the TTL cached. A command the
+        # sandbox kept read-only changed nothing (tool_calls.reach).
         Source(
             "project_instructions",
             P0,
             project_instructions,
             ttl=30,
-            stale_after=frozenset({"exec", "write"}),  # "write": an imported file may have any name
+            stale_after=frozenset({"exec", "exec-project", "write"}),  # "write": an import may have any name
             watched_names=frozenset(INSTRUCTION_NAMES),
         ),
         Source("environment", P1, environment, ttl=0, inline=True),
-        Source("git_state", P1, git_state, ttl=10, stale_after=frozenset({"write", "exec"})),
+        Source("git_state", P1, git_state, ttl=10, stale_after=frozenset({"write", "exec", "exec-project"})),
         Source(
             "user_memory",
             P1,
             user_memory,
             ttl=60,
-            stale_after=frozenset({"exec"}),
+            stale_after=frozenset({"exec"}),  # not "exec-project": the memory file is outside the project
             watched_names=frozenset({MEMORY_FILE}),
         ),
         Source("recent_activity", P2, recent_activity, ttl=0, inline=True),

@@ -7,7 +7,9 @@
 
 A matcher also matches a tool's alias, the name other agents give it (`Bash`, `Read`, `Write`, `Edit`,
 `WebFetch`, `Task`: declared on the tool, tools/base.py), so a hook written for them selects the same calls
-here. For PreCompact it matches the trigger (`manual` or `auto`).
+here. Other events match what Claude Code matches them against (`SUBJECTS`): SessionStart its source, SessionEnd
+its reason, Notification its type, PreCompact and PostCompact the trigger, SubagentStop the agent's type; the rest
+run every hook.
 """
 
 from __future__ import annotations
@@ -19,7 +21,33 @@ from pathlib import Path
 
 from mini_agent.errors import ConfigError
 
-EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "PreCompact")
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "SessionStart",
+    "SessionEnd",
+)
+SUBJECTS = {
+    "PreToolUse": "the tool's name",
+    "PostToolUse": "the tool's name",
+    "PostToolUseFailure": "the tool's name",
+    "PermissionRequest": "the tool's name",
+    "Notification": "the notification type",
+    "SubagentStop": "the agent's type",
+    "PreCompact": "the trigger",
+    "PostCompact": "the trigger",
+    "SessionStart": "the source",
+    "SessionEnd": "the reason",
+}
+"""What a matcher is matched against, per event; an event not here (UserPromptSubmit, Stop) runs every hook."""
 DEFAULT_TIMEOUT = 60.0
 KEYS = ("matcher", "command", "timeout")
 
@@ -36,8 +64,8 @@ class HookDef:
     """The config file that defines it."""
 
     def matches(self, subject: str | None, alias: str | None = None) -> bool:
-        """Whether it runs for this tool name or its alias (or compaction trigger); events without a subject run
-        every hook."""
+        """Whether it runs for this subject (a tool's name or its alias, a source, a reason, a type: `SUBJECTS`);
+        events without a subject run every hook."""
         if subject is None or self.matcher in (None, "", "*"):
             return True
         pattern = _compiled(self.matcher)

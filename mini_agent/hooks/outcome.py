@@ -23,10 +23,14 @@ class Outcome:
     """For the human: the JSON's systemMessage, or what went wrong with the hook."""
     failed: str | None = None
     """Why the hook itself failed ("exit 1", "timed out after 60 s"); it changes nothing."""
+    allows: bool = False
+    """A PermissionRequest hook's `hookSpecificOutput.decision.behavior` was "allow" (and nothing blocked)."""
 
     @property
     def label(self) -> str:
-        return self.failed or ("blocked" if self.block is not None else "context" if self.context else "ok")
+        if self.failed or self.block is not None:
+            return self.failed or "blocked"
+        return "allowed" if self.allows else "context" if self.context else "ok"
 
 
 def read_outcome(run: HookRun) -> Outcome:
@@ -43,15 +47,20 @@ def read_outcome(run: HookRun) -> Outcome:
         return Outcome(context=_capped(run.stdout.strip()))
     specific = reply.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
+    decision = specific.get("decision")  # PermissionRequest's answer: {"behavior": "allow" | "deny", "message"}
+    behavior = decision.get("behavior") if isinstance(decision, dict) else None
     block = None
     if reply.get("decision") == "block":
         block = _text(reply.get("reason")) or "(the hook gave no reason)"
     elif specific.get("permissionDecision") == "deny":
         block = _text(specific.get("permissionDecisionReason")) or "(the hook gave no reason)"
+    elif behavior == "deny":
+        block = _text(decision.get("message")) or "(the hook gave no reason)"  # type: ignore[union-attr]
     return Outcome(
         block=_capped(block) if block is not None else None,
         context=_capped(_text(specific.get("additionalContext"))),
         message=_text(reply.get("systemMessage")) or None,
+        allows=block is None and behavior == "allow",
     )
 
 

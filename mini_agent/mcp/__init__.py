@@ -3,7 +3,8 @@ connections through the official `mcp` SDK on one background event loop, their t
 `mcp__<server>__<tool>`, and the manager that starts them and reports their status.
 
 May import: model, hooks, events, xmltext (hints), settings, config_files, trust, tools.base (Tool, ToolError,
-truncation), processes (its stdio servers), safety.
+truncation), processes (its stdio servers; the login's browser), safety, files (the token file's locked writes).
 Never ui/, cli, the agent or context/. The `mcp` SDK (slow to import) is imported only by connection.py (on
-event_loop.py's one loop), and only once a server is about to start.
+event_loop.py's one loop) and the OAuth modules (oauth.py, oauth_store.py, oauth_login.py: a remote server's
+login), and only once a server is about to start.
 """

@@ -7,6 +7,9 @@ of its own) is found by its stderr file, handed to the bash watchdog (killed eve
 killed at exit if it is still there. It gets the SDK's minimal environment plus the network settings a
 `npx`/`uvx` server needs behind a proxy or a private CA (NETWORK_VARIABLES), never the agent's secrets.
 
+A remote server's OAuth (a stored token, its refresh, "needs login") is oauth.py's: `_transport` hands the
+httpx2 client its provider.
+
 The SDK's transports are async context managers that must be entered and left in the same task, so each server
 has one supervising task that opens the transport and the session, lists the tools, then waits to be stopped.
 """
@@ -19,6 +22,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from mini_agent.errors import ConfigError
@@ -32,7 +36,7 @@ from mini_agent.processes.stdio_server import (
     watch_token,
 )
 
-Status = Literal["pending", "starting", "ready", "failed", "untrusted"]
+Status = Literal["pending", "starting", "ready", "failed", "untrusted", "needs login"]
 CALL_TIMEOUT = 120.0
 """Seconds one tool call may take by default (mcp_call_timeout): a hung server must not hold a turn for long."""
 STOP_TIMEOUT = 3.0
@@ -58,8 +62,15 @@ class Connection:
         on_change: Callable[[Connection], None],
         secrets: Any = None,
         call_timeout: float = CALL_TIMEOUT,
+        data_dir: Path | None = None,
+        login: Any = None,
     ) -> None:
         self.server = server
+        self.data_dir = data_dir
+        """Where OAuth tokens are kept (oauth_store.py); None: a remote server gets no OAuth."""
+        self.login = login
+        """oauth.LoginHandlers while `mini-agent mcp login` runs this connection; None otherwise."""
+        self._auth: Any = None
         self.call_timeout = call_timeout
         self.group = 0
         """The stdio server's process group (its pid), once started."""
@@ -148,7 +159,10 @@ class Connection:
             from mcp.shared.exceptions import MCPError
             from mcp.types import CONNECTION_CLOSED
 
-            if isinstance(exc, MCPError) and exc.error.code != CONNECTION_CLOSED:
+            explained = self._auth.problem() if self._auth is not None else None
+            if explained is not None:  # the token lapsed mid-session and could not be refreshed
+                self._failed(run, explained[1], explained[0])
+            elif isinstance(exc, MCPError) and exc.error.code != CONNECTION_CLOSED:
                 raise  # the server answered with a protocol error: it is alive
             self._failed(
                 run, "the connection closed (the server exited)" if isinstance(exc, MCPError) else _describe(exc)
@@ -186,7 +200,11 @@ class Connection:
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure of a server is reported, none ends the agent
             told = _tail(stderr)
-            self._failed(run, _describe(exc) + told + network_advice(told) + _transport_advice(self.server, exc))
+            explained = self._auth.problem() if self._auth is not None else None
+            if explained is not None:
+                self._failed(run, explained[1], explained[0])
+            else:
+                self._failed(run, _describe(exc) + told + network_advice(told) + _transport_advice(self.server, exc))
         finally:
             stderr.close()
             if run == self._run:
@@ -206,15 +224,30 @@ class Connection:
             )
             return stdio_client(parameters, errlog=stderr)
         headers = {key: self._secret(expand(value), key) for key, value in server.headers}
+        url, self._auth = expand(server.url), None
+        if self.data_dir is not None:
+            from mini_agent.mcp import oauth
+
+            if oauth.wants_oauth(server, headers):
+                self._auth = oauth.Auth(server.name, url, self.data_dir, self._secrets, self.login)
         if server.transport == "sse":
             from mcp.client.sse import sse_client
 
-            return sse_client(expand(server.url), headers=headers)
+            if self._auth is None:
+                return sse_client(url, headers=headers)
+            return sse_client(
+                url, headers=headers, auth=self._auth.provider, httpx_client_factory=self._auth.client_factory
+            )
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
-        return _closing(client, streamable_http_client(expand(server.url), http_client=client))
+        timeout = httpx2.Timeout(30.0, read=300.0)
+        client = (
+            httpx2.AsyncClient(headers=headers, timeout=timeout)
+            if self._auth is None
+            else self._auth.client(headers, timeout)
+        )
+        return _closing(client, streamable_http_client(url, http_client=client))
 
     def _environment(self) -> dict[str, str]:
         """What a stdio server gets on top of the SDK's minimal environment (HOME, PATH, USER, ...)."""
@@ -249,12 +282,12 @@ class Connection:
             self._secrets.add(value, f"{name} of MCP server {self.server.name}")
         return value
 
-    def _failed(self, run: int, error: str) -> None:
-        if run != self._run or self.status == "failed":
+    def _failed(self, run: int, error: str, status: Status = "failed") -> None:
+        if run != self._run or self.status in ("failed", "needs login"):
             return
         if self._secrets is not None:
             error = self._secrets.mask(error)
-        self.status, self.error, self._session = "failed", error, None
+        self.status, self.error, self._session = status, error, None
         self._ready.set()
         self._on_change(self)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from mini_agent.events import HintChanged, Notice
 from mini_agent.mcp.manager import JOINED
+from mini_agent.mcp.oauth import NEEDS_LOGIN
 from mini_agent.xmltext import system_hint
 
 
@@ -31,6 +32,7 @@ def reporter(agent: Any):
         )
         agent.set_run_hint(key, system_hint("tool_degraded", text, tool=f"mcp__{server}__*"))
         agent.emit(HintChanged(key, agent.run_hints[key]))
-        agent.emit(Notice(f"MCP server {server} failed: {error}"))
+        said = f"{error}." if error.startswith(NEEDS_LOGIN) else f"failed: {error}"
+        agent.emit(Notice(f"MCP server {server} {said}"))
 
     return report

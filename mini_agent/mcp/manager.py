@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mini_agent.mcp.connection import Connection
@@ -25,6 +26,8 @@ from mini_agent.trust import TrustStore
 
 JOINED = ""
 """`report(server, JOINED)`: a late server is ready and its tools are in the requests from now on."""
+FAILED = ("failed", "needs login")
+"""A server's statuses that are told once as a failure (a login it needs is one: oauth.py)."""
 TRUST_FLAG = "--trust-project-mcp"
 TRUST_KEY = "trust_project_mcp = true"
 
@@ -51,6 +54,7 @@ class McpManager:
         publish: Callable[[list[Tool]], None] | None = None,
         report: Callable[[str, str | None], None] | None = None,
         call_timeout: float | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.servers = servers
         self._trust = trust
@@ -63,7 +67,9 @@ class McpManager:
         self._untrusted: set[str] = set()
         self._late: set[str] = set()
         timeout = {} if call_timeout is None else {"call_timeout": call_timeout}
-        self.connections = {server.name: Connection(server, self._changed, secrets, **timeout) for server in servers}
+        self.connections = {
+            server.name: Connection(server, self._changed, secrets, data_dir=data_dir, **timeout) for server in servers
+        }
 
     def bind(self, publish: Callable[[list[Tool]], None], report: Callable[[str, str | None], None] | None) -> None:
         """Where tool changes and failures go (the agent, built after the manager); failures so far are told."""
@@ -74,7 +80,7 @@ class McpManager:
             publish(self.tools())  # servers that were ready before anyone listened
         for name in untold:
             connection = self.connections[name]
-            if report is not None and connection.status == "failed":
+            if report is not None and connection.status in FAILED:
                 report(name, connection.error)
 
     def screen(self, ask: Callable[[ServerDef], bool] | None, trust_all: bool) -> list[str]:
@@ -120,7 +126,7 @@ class McpManager:
 
     def failures(self) -> list[ServerStatus]:
         """The servers that failed or were not trusted, for the result of a one-shot run."""
-        return [row for row in self.status() if row.status in ("failed", "untrusted")]
+        return [row for row in self.status() if row.status in (*FAILED, "untrusted")]
 
     def tools(self) -> list[Tool]:
         """The tools of every server that has listed them, sorted by server then tool: a stable prefix."""
@@ -148,7 +154,7 @@ class McpManager:
     def _changed(self, connection: Connection) -> None:
         name = connection.server.name
         with self._lock:
-            if connection.status == "failed":
+            if connection.status in FAILED:
                 if name in self._failed:
                     return  # told once per failure, not once per failed call
                 self._failed.add(name)

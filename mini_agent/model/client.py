@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from mini_agent.errors import ContextOverflow, ImagesRejected, ProviderError
 from mini_agent.events import Emit, Notice, ReplyDiscarded, TextDelta, Thought
 from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
+from mini_agent.model.endpoint_memory import EndpointMemory
 from mini_agent.model.endpoints import connect_advice, family_of
 from mini_agent.model.faults import EndpointAnswer, backoff, classify
 from mini_agent.model.replies import Reply, Request, reply_from
@@ -54,8 +55,12 @@ class _Lookup:
 class AnthropicProvider:
     """Messages API over the official SDK: streaming, one retry policy, clear one-line failures."""
 
-    def __init__(self, settings: Settings, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self, settings: Settings, sleep: Callable[[float], None] = time.sleep, memory: EndpointMemory | None = None
+    ) -> None:
         self.settings = settings
+        self._memory = memory
+        """What remote endpoints said in earlier runs (endpoint_memory.py); None: ask every run."""
         self.family = family_of(settings.base_url, settings.provider)
         self._sleep = sleep
         self._client: Any = None
@@ -148,6 +153,11 @@ class AnthropicProvider:
         model = self.settings.model
         if model not in self._lookups:
             lookup = self._lookups[model] = _Lookup()
+            remembered = self._memory.recall(self.settings.base_url, model or None) if self._memory else None
+            if remembered is not None:
+                lookup.found = remembered
+                lookup.done.set()
+                return
             asking = threading.Thread(
                 target=self._discover, args=(model, lookup), name="provider-discovery", daemon=True
             )
@@ -160,6 +170,8 @@ class AnthropicProvider:
             pass
         finally:
             lookup.done.set()
+        if lookup.found is not None and self._memory is not None:
+            self._memory.keep(self.settings.base_url, model or None, lookup.found)
 
     def use_model(self, model: str) -> None:
         """Requests name `model` from now on, and what the endpoint says is what it says of that model: once

@@ -10,6 +10,7 @@ user's choosing (vLLM, llama.cpp, LiteLLM) give the model id too: the first one 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,16 +42,43 @@ Fetch = Callable[[str, str, dict | None], Any]
 
 
 def discover(family: str, model: str | None, fetch: Fetch) -> Discovery:
-    """Ask the endpoint in its family's ways; an unknown endpoint (`compatible`) is asked in every way."""
-    found = Discovery(shared=family in SHARED_WINDOWS)
+    """Ask the endpoint in its family's ways, all at once (one after another, five ways to a remote gateway cost
+    five round trips); an unknown endpoint (`compatible`) is asked in every way. Where several answer, the way
+    listed first is believed."""
+    shared = family in SHARED_WINDOWS
     steps = _STEPS.get(family, _ALL)
-    for step in steps:
-        try:
-            step(found, model, fetch)
-        except Exception:  # an endpoint without this path, or an answer in another shape: the next way may know
-            continue
-        if found.window and (model or found.models):
-            break
+    answers = [Discovery(shared=shared) for _ in steps]
+    if len(steps) == 1:
+        _ask(steps[0], answers[0], model, fetch)
+    else:
+        askers = [
+            threading.Thread(target=_ask, args=(step, answer, model, fetch), name="provider-discovery", daemon=True)
+            for step, answer in zip(steps, answers, strict=True)
+        ]
+        for asker in askers:
+            asker.start()
+        for asker in askers:
+            asker.join()
+    return _merged(answers, shared)
+
+
+def _ask(step: Callable[[Discovery, str | None, Fetch], None], answer: Discovery, model: str | None, fetch: Fetch):
+    try:
+        step(answer, model, fetch)
+    except Exception:  # an endpoint without this path, or an answer in another shape: another way may know
+        pass
+
+
+def _merged(answers: list[Discovery], shared: bool) -> Discovery:
+    """One answer from each way's: the window (with its source and sharing) from the first that gave one, the
+    model list and capabilities likewise, the notices of the way whose window is believed."""
+    found = Discovery(shared=shared)
+    windowed = next((answer for answer in answers if answer.window), None)
+    if windowed is not None:
+        found.window, found.source, found.shared = windowed.window, windowed.source, windowed.shared
+        found.notices = list(windowed.notices)
+    found.models = next((answer.models for answer in answers if answer.models), [])
+    found.capabilities = next((answer.capabilities for answer in answers if answer.capabilities), None)
     return found
 
 

@@ -8,6 +8,7 @@
                      spool.py (their capped private output), spawner.py (the thread that forks them),
                      listeners.py (which loopback port a job alone listens on, from /proc)
     stdio_server.py  an MCP stdio server as our child: its command, environment and process group
+    browser.py       the human's browser on a page (an OAuth login), without the agent's credentials
 
 May import settings, safety (the sandbox a command is confined by) and the leaves; nothing above.
 """

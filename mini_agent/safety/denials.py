@@ -20,7 +20,7 @@ class Denial:
     kind: DenialKind
     """`rule`: a deny rule refused it; `plan`: plan mode is read-only; `approval`: it needed a yes that was not
     given (nobody to ask, or the human said no); `policy`: refused outright (e.g. a URL scheme); `hook`: a
-    PreToolUse hook blocked it."""
+    PreToolUse hook blocked it, or a PermissionRequest hook refused it."""
     reason: str
     allow: tuple[str, ...]
     """Flags or config rules that would let the call run next time; empty when nothing short of changing the
@@ -53,9 +53,10 @@ def denial(tool: str, refusal: Deny, asked: Ask | None, mode: str) -> Denial:
     return Denial("policy", refusal.message, (), None, refusal.message)
 
 
-def hook_denial(message: str) -> Denial:
-    """A PreToolUse hook blocked the call: only the hook (the user's own command) can let it through."""
-    return Denial("hook", "a PreToolUse hook blocked it", (), None, message)
+def hook_denial(message: str, event: str = "PreToolUse") -> Denial:
+    """A PreToolUse hook blocked the call (or a PermissionRequest hook refused it): only the hook (the user's own
+    command) can let it through."""
+    return Denial("hook", f"a {event} hook {'blocked' if event == 'PreToolUse' else 'refused'} it", (), None, message)
 
 
 def allow_options(tool: str, asked: Ask) -> tuple[str, ...]:

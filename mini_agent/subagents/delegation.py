@@ -108,7 +108,7 @@ class Delegation:
             with self._lock:
                 parent.emit(SubAgentEvent(agent_id, label, description, event))
 
-        child = self._child(parent, definition, emit)
+        child = self._child(parent, definition, emit, agent_id, label)
         original = parent.ctx.request
         result, stopped = None, None
         try:
@@ -129,7 +129,7 @@ class Delegation:
             raise ToolError(run.report())
         return run.report()
 
-    def _child(self, parent: Agent, definition: AgentDefinition | None, emit) -> Agent:
+    def _child(self, parent: Agent, definition: AgentDefinition | None, emit, agent_id: str, label: str) -> Agent:
         """A fresh agent: its own conversation, files read and todo list, the parent's provider, mode and rules; no
         plan to present (the session's mode is the parent's)."""
         settings = parent.settings
@@ -158,7 +158,7 @@ class Delegation:
             static,
             emit,
             self._confirm,
-            hooks=parent.hooks.for_tools(),  # its calls pass the same PreToolUse and PostToolUse hooks
+            hooks=parent.hooks.for_subagent(agent_id, label),  # the same tool hooks; its end is a SubagentStop
             keeper=subagent_keeper,  # the project's instructions and the user's memory, as the parent has them
             before_change=parent.before_change,  # its changes are undone with the parent's turn
             permissions=parent.gate,  # never wider than the parent: its mode and rules as they are now

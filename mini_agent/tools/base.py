@@ -334,13 +334,29 @@ class ToolRegistry:
         self._tools = {tool.name: tool for tool in tools}
         self._schemas = [tool.schema() for tool in tools]
         self._builtin = len(tools)
+        self._builtin_schemas = list(self._schemas)
+        self.deferred: Any = None
+        """Set by `defer_extra`: past a budget the extra tools are found with a search (tools/deferred.py)."""
 
     def replace_extra(self, tools: list[Tool]) -> None:
         """Set the tools added after the built-in ones (MCP servers'), in the given order. Both maps are
         rebuilt and swapped whole, so a request being built on another thread sees the old set or the new."""
         builtin = list(self._tools.values())[: self._builtin]
-        everything = [*builtin, *tools]
+        everything = [*builtin, *tools, *([self.deferred.tool] if self.deferred is not None else [])]
         self._schemas, self._tools = [tool.schema() for tool in everything], {tool.name: tool for tool in everything}
+
+    def defer_extra(self, deferred: Any) -> None:
+        """Offer the extra tools through `deferred` (a tools.deferred.DeferredTools of this registry, with its
+        `tool_search`) once their schemas outgrow the budget `schemas` is given."""
+        extra = self.extra_tools()
+        self.deferred = deferred
+        self.replace_extra(extra)
+
+    def builtin_schemas(self) -> list[dict]:
+        return self._builtin_schemas
+
+    def extra_tools(self) -> list[Tool]:
+        return list(self._tools.values())[self._builtin :]
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
@@ -357,9 +373,10 @@ class ToolRegistry:
         found = self._tools.get(name)
         return found or next((tool for tool in self._tools.values() if tool.alias == name), None)
 
-    def schemas(self) -> list[dict]:
-        """The `tools` request parameter; the same list every time, so requests stay byte-identical."""
-        return self._schemas
+    def schemas(self, budget_chars: int | None = None) -> list[dict]:
+        """The `tools` request parameter; the same list every time, so requests stay byte-identical. With
+        `defer_extra`, extra tools whose schemas exceed `budget_chars` are left to `tool_search`."""
+        return self._schemas if self.deferred is None else self.deferred.schemas(budget_chars)
 
     def guidance(self) -> str:
         """System-prompt segment 2: one paragraph per tool."""

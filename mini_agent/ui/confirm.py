@@ -32,6 +32,9 @@ def refuse_without_human(request: ApprovalRequest) -> Decision:
     return refusal_without_human(request.tool.name, request.ask)
 
 
+refuse_without_human.attended = False  # type: ignore[attr-defined]  # no human: no PermissionRequest hooks (gate.py)
+
+
 def ask_on_terminal(
     err: TextIO, keys: Keys | None = None, size: Callable[[], os.terminal_size] | None = None
 ) -> Callable[[ApprovalRequest], Decision]:

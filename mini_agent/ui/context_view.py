@@ -21,7 +21,7 @@ def context_parts(agent) -> tuple[list[Part], int]:
     """Token counts per part of the next request, and the window they share."""
     system = agent._system_blocks()
     segments = [count(block["text"]) for block in system]
-    tools = count(json.dumps(agent.registry.schemas(), ensure_ascii=False))
+    tools = count(json.dumps(agent.registry.schemas(agent.schema_budget()), ensure_ascii=False))
     injected = typed = 0
     for message in agent.session.messages:
         content = message["content"]
@@ -55,6 +55,7 @@ def context_lines(agent, ascii_only: bool = False) -> list[str]:
         lines.append(f"  {part.name:<{width}}  {part.tokens:>9,}")
     lines.append(f"  {'free space':<{width}}  {max(0, window - used):>9,}")
     lines.append(f"  (the window of {window:,} tokens is from {agent.window_source()})")
+    lines += mcp_schema_lines(agent)
     if measured is not None:
         lines.append(f"  (the last reply's usage put the conversation at {measured:,} tokens)")
     lines.append(memory_line(agent.settings.user_dir))
@@ -62,6 +63,24 @@ def context_lines(agent, ascii_only: bool = False) -> list[str]:
 
     lines += summary_lines(agent.ctx.cwd, agent.settings.user_dir, agent.keeper.started, agent.settings.data_dir)
     return lines
+
+
+def mcp_schema_lines(agent) -> list[str]:
+    """What the MCP servers' tool schemas would cost each request, and whether they are found on demand."""
+    deferred = agent.registry.deferred
+    if deferred is None:
+        return []
+    tools, tokens = deferred.cost()
+    if not tools:
+        return []
+    budget = agent.schema_budget()
+    if deferred.deferring(budget):
+        found = len(agent.registry.schemas(budget)) - len(agent.registry.builtin_schemas()) - 1
+        return [
+            f"  (MCP tools: {tools}, ~{tokens:,} tokens of schemas, over {agent.settings.mcp_schema_share:.0%} of "
+            f"the window: found on demand with tool_search; {found} found so far)"
+        ]
+    return [f"  (MCP tools: {tools}, ~{tokens:,} tokens of schemas, all sent with each request)"]
 
 
 def memory_line(user_dir) -> str:

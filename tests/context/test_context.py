@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from support import PATIENCE
+from support import PATIENCE, eventually
 
 from mini_agent.context.blocks import P0, P1, P2, ContextBlock, Enricher, Skip, Source, TurnInput, fit, is_injected
 from mini_agent.context.gather import Gatherer
@@ -257,3 +257,60 @@ def test_our_xml_escaping_is_exactly_saxutils(text):
     assert xmltext.unescape(text) == saxutils.unescape(text)
     quotes = {"&quot;": '"', "&#10;": "\n"}
     assert xmltext.unescape(text, quotes) == saxutils.unescape(text, quotes)
+
+
+def test_a_cached_sources_late_answer_serves_the_next_turn():
+    """A cold `git status` can take longer than a turn waits: dropped for time (and said so), its answer when it
+    comes is kept for the next turn instead of being asked, and missed, again."""
+    release, answered = threading.Event(), []
+
+    def slow(inp):
+        release.wait(PATIENCE)
+        answered.append(1)
+        return f"state {len(answered)}"
+
+    gatherer = Gatherer([Source("git_state", P1, slow, ttl=10)], [], timeout=0.05)
+    blocks, outcomes = gatherer.gather(turn())
+    assert blocks == [] and outcomes[0].status == "timeout" and outcomes[0].reason.startswith("dropped for time")
+    release.set()
+    eventually(lambda: gatherer._cache, "the late answer kept")
+    blocks, outcomes = gatherer.gather(turn())
+    assert [b.text for b in blocks] == ["state 1"] and outcomes[0].status == "cached"
+    assert "after its turn's deadline" in outcomes[0].reason and answered == [1]
+
+
+def test_a_late_answer_begun_before_a_tool_changed_things_is_not_kept():
+    release = threading.Event()
+
+    def slow(inp):
+        release.wait(PATIENCE)
+        return "before the command"
+
+    source = Source("git_state", P1, slow, ttl=10, stale_after=frozenset({"exec"}))
+    gatherer = Gatherer([source], [], timeout=0.05)
+    assert gatherer.gather(turn())[1][0].status == "timeout"
+    gatherer.invalidate("exec")  # a command ran while git status was still on its way
+    release.set()
+    # The late answer is handled on the source's own thread before it ends.
+    eventually(lambda: not any(t.name == "context:git_state" and t.is_alive() for t in threading.enumerate()))
+    assert not gatherer._cache
+
+
+def test_what_a_command_may_have_changed_follows_its_sandbox(tmp_path):
+    from types import SimpleNamespace
+
+    from mini_agent.context.sources import default_sources
+    from mini_agent.tool_calls import reach
+    from mini_agent.tools import builtin_tool
+
+    bash, read = builtin_tool("bash"), builtin_tool("read_file")
+    user_dir = tmp_path / "home" / ".config" / "mini-agent"
+    project = tmp_path / "project"
+    assert reach(read, None, user_dir) == "read"
+    assert reach(bash, None, user_dir) == "exec"  # outside any sandbox: anything
+    assert reach(bash, SimpleNamespace(level="read-only", root=project), user_dir) == "read"
+    assert reach(bash, SimpleNamespace(level="workspace-write", root=project), user_dir) == "exec-project"
+    assert reach(bash, SimpleNamespace(level="workspace-write", root=tmp_path / "home"), user_dir) == "exec"
+    stale = {risk: {s.name for s in default_sources() if risk in s.stale_after} for risk in ("read", "exec-project")}
+    assert stale["read"] == set()
+    assert stale["exec-project"] == {"project_instructions", "git_state"}  # not the user's memory

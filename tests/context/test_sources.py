@@ -434,8 +434,8 @@ def test_default_sources_order_and_settings():
         ("user_memory", P1, 60, False),
         ("recent_activity", P2, 0, True),
     ]
-    assert sources[3].stale_after == frozenset({"write", "exec"})
-    assert sources[1].stale_after == frozenset({"write", "exec"})  # an import may be any file
+    assert sources[3].stale_after == frozenset({"write", "exec", "exec-project"})
+    assert sources[1].stale_after == frozenset({"write", "exec", "exec-project"})  # an import may be any file
     assert sources[4].stale_after == frozenset({"exec"})
     assert sources[1].watched_names == frozenset({"AGENTS.md", "CLAUDE.md", "CLAUDE.local.md"})
     assert sources[4].watched_names == frozenset({"memory.md"})

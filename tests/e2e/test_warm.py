@@ -43,7 +43,8 @@ def runtime(tmp_path):
 
 
 def environment(api, tmp_path: Path, runtime: Path, warm: bool) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
+    # Not CI's own variable either: in CI without a terminal no server is started (entry.worth_a_server).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_")) and k != "CI"}
     env.update(
         ANTHROPIC_BASE_URL=api.url if api else "http://127.0.0.1:9",
         ANTHROPIC_API_KEY=TEST_KEY,
@@ -192,6 +193,20 @@ def test_no_server_is_started_or_used_when_turned_off(api, tmp_path, runtime):
     # A run that starts a server has spawned it before it exits (the server then waits for the run to end before
     # loading): so no server process for this runtime directory now means none was started. No clock needed.
     assert servers_in(runtime) == [] and status(env)["warm server"] == "not running"
+
+
+def test_no_server_is_started_where_it_cannot_pay_off(api, tmp_path, runtime):
+    """A CI job without a terminal ends before a next run could use a server; a one-off subcommand needs none."""
+    env = environment(api, tmp_path, runtime, warm=True)
+    api.script(answer("One."))
+    done = command(["-p", "hi"], {**env, "CI": "true"}, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout) == (0, b"One.\n")
+    assert command(["config"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).returncode == 0
+    # As above: a run that starts a server has spawned it before it exits.
+    assert servers_in(runtime) == []
+    api.script(answer("Two."))
+    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).stdout == b"Two.\n"
+    assert servers_in(runtime) != []  # the same run outside CI does start one
 
 
 def test_server_status_and_stop(tmp_path, runtime):

@@ -153,7 +153,10 @@ def test_a_project_server_waits_for_trust(run_cli, api, tmp_path):
     assert not any(tool["name"].startswith("mcp__") for tool in api.message_requests[0]["tools"])
 
     api.script(answer("tools"))
-    trusted = run_cli(["-p", "hi", "--trust-project-mcp"], api, cwd=project)
+    # The server's start may take longer than the default wait on a loaded machine: this is about trust.
+    trusted = run_cli(
+        ["-p", "hi", "--trust-project-mcp"], api, cwd=project, env={"MINI_AGENT_MCP_TIMEOUT": str(PATIENCE)}
+    )
     assert trusted.returncode == 0, trusted.stderr.decode()
     assert any(tool["name"] == "mcp__proj__echo" for tool in api.message_requests[1]["tools"])
 
@@ -237,3 +240,30 @@ def test_an_mcp_call_carrying_the_api_key_asks_and_the_server_never_receives_it(
     auto = run_cli(["-p", "go", "--permission-mode", "auto"], api)
     assert auto.returncode == 4, auto.stderr.decode()
     assert TEST_KEY not in log.read_text()
+
+
+def test_past_the_budget_the_model_finds_the_servers_tools_with_a_search(run_cli, api, tmp_path):
+    """A server with 155 tools (~30k tokens of schemas) is over a tenth of a 200k window: the first request
+    carries tool_search instead; what the model finds joins the requests after, and runs."""
+    user_config(tmp_path, stdio_server(extra='env = { MCP_TEST_MANY_TOOLS = "144" }\n'))
+    api.script(
+        answer(tool_use("tool_search", {"query": "echo text back"}, id="s1")),
+        answer(tool_use("mcp__test__echo", {"text": "found"}, id="e1")),
+        answer("done"),
+    )
+    done = run_cli(["-p", "echo something", "--allow", "mcp__test"], api)
+    assert done.returncode == 0, done.stderr.decode()
+    first, second, third = ([tool["name"] for tool in request["tools"]] for request in api.message_requests)
+    assert "tool_search" in first and not any(name.startswith("mcp__") for name in first)
+    assert second[: len(first)] == first and "mcp__test__echo" in second[len(first) :]
+    assert "mcp__test__echo" in tool_results(api.message_requests[1])[0]["content"]
+    assert tool_results(api.message_requests[2])[0]["content"] == "echo: found"
+    assert len(json.dumps(api.message_requests[0]["tools"])) < 20_000  # the 155 schemas are ~135k characters
+
+
+def test_a_few_tools_are_all_sent_as_before(run_cli, api, tmp_path):
+    user_config(tmp_path, stdio_server())
+    api.script(answer("ok"))
+    assert run_cli(["-p", "hi"], api).returncode == 0
+    names = [tool["name"] for tool in api.message_requests[0]["tools"]]
+    assert "mcp__test__echo" in names and "tool_search" not in names

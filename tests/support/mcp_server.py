@@ -144,6 +144,48 @@ def serve_http(port_file: str, header: str | None, sse: bool = False) -> None:
     uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
 
 
+AREAS = ("issues", "pulls", "repos", "releases", "wikis", "gists", "teams", "billing", "alerts", "runners")
+VERBS = (
+    "list",
+    "get",
+    "create",
+    "update",
+    "delete",
+    "search",
+    "archive",
+    "restore",
+    "export",
+    "sync",
+    "audit",
+    "lock",
+    "unlock",
+    "pin",
+    "label",
+    "assign",
+)
+
+
+def many_tools(count: int) -> None:
+    """MCP_TEST_MANY_TOOLS=N: N more tools with descriptions and schemas of a size real servers have (a large
+    API's server lists ~150), for the tests and the benchmark of MCP schemas found on demand."""
+    for index in range(count):
+        verb, area = VERBS[index % len(VERBS)], AREAS[index // len(VERBS) % len(AREAS)]
+
+        def handler(owner: str, name: str, query: str = "", page: int = 1, per_page: int = 30) -> str:
+            return f"{owner}/{name} {query} page {page} of {per_page}"
+
+        handler.__doc__ = (
+            f"{verb.capitalize()} {area} of a repository. Use it to {verb} the {area} an organisation keeps, "
+            f"filtered by the query; results come in pages (page, per_page), newest first, with their ids, "
+            f"authors, labels, dates and links, so a later call can act on one of them by id."
+        )
+        server.tool(name=f"{verb}_{area}_{index}")(handler)
+
+
+if os.environ.get("MCP_TEST_MANY_TOOLS"):
+    many_tools(int(os.environ["MCP_TEST_MANY_TOOLS"]))
+
+
 if __name__ == "__main__":
     if "--http" in sys.argv:
         required = sys.argv[sys.argv.index("--require-header") + 1] if "--require-header" in sys.argv else None
