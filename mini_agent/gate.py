@@ -230,13 +230,14 @@ class Gate:
     def review_plan(self, tool: Tool, plan: str) -> str | None:
         """The plan put to the human: the mode they approved it in (not yet in force), or None when nobody could
         be asked. Raises ToolError with their words when they keep planning, KeyboardInterrupt on Ctrl-C."""
+        if not self.attended:
+            return None
         shown = self.secrets.mask(plan)
         ask = Ask("the plan needs your approval before anything changes")
+        self.hooks.notify("permission_prompt", "mini-agent has a plan for your approval")  # no hook answers it
         decision = self.decide(ApprovalRequest(tool, {"plan": shown}, ask, None, plan=shown))
         if isinstance(decision, Allow):
             return decision.mode or "default"
-        if decision.unattended:
-            return None
         if decision.stop_turn:
             raise ToolInterrupted(told=decision.message)
         raise ToolError(decision.message)

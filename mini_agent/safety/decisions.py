@@ -51,8 +51,6 @@ class Deny:
     """One plain line for the human when `message` is written for the model (plan mode, a run that cannot ask)."""
     rule: str | None = None
     """The deny rule that refused the call, for the record a script gets (safety/denials.py)."""
-    unattended: bool = False
-    """Nobody could be asked (a run without a terminal): no human said no."""
 
 
 @dataclass(frozen=True)

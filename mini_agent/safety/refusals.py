@@ -68,7 +68,7 @@ def refusal_without_human(tool: str, ask: Ask) -> Deny:
             else "It needs a human's yes."
         )
     message = f"Not run: {tool} needs approval ({ask.reason}) and this run cannot ask anyone. {how}"
-    return Deny(message, shown=shown_refusal(ask, rules, mode), unattended=True)
+    return Deny(message, shown=shown_refusal(ask, rules, mode))
 
 
 def shown_refusal(ask: Ask, rules: tuple[Rule, ...], mode: str | None) -> str:
