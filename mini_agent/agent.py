@@ -130,6 +130,9 @@ class Agent:
         self.run_hints: dict[str, str] = dict(run_hints or {})
         """Segment-3 hints true of this process only (a one-shot run: nobody to ask), never saved with the session.
         Replaced whole, never changed in place (`set_run_hint`): a request may be reading them on another thread."""
+        if permissions is None:  # a sub-agent presents no plan: the session's mode is its parent's to change
+            ctx.review_plan = self._review_plan
+            self._plan_hint()
         self.notes: list[str] = []
         """Things the model must hear at the start of the next turn (e.g. the user undid its changes)."""
         self.delegated = Usage()
@@ -198,6 +201,9 @@ class Agent:
                     results = self.tool_calls.run(calls, reply.refused)
                     results += [{"type": "text", "text": note} for note in self._job_endings()]
                     self.session.append({"role": "user", "content": results})
+                    if self.tool_calls.answer is not None:  # a plan nobody could approve: the run ends with it
+                        answer = self.secrets.mask(self.tool_calls.answer)
+                        return TurnResult(answer, "plan", step, usage + self.delegated, trace=trace)
                     cut = cut + 1 if reply.cut else 0
                     if cut == CUT_REPLIES:
                         return replace(self._finish(reply, [], step, usage + self.delegated, cut), trace=trace)
@@ -434,6 +440,22 @@ class Agent:
 
     def set_mode(self, mode: str) -> None:
         self.gate.mode = mode
+        if self.ctx.review_plan is not None:
+            self._plan_hint()
+
+    def _plan_hint(self) -> None:
+        from mini_agent.prompt import plan_mode_hint
+
+        self.set_run_hint("plan_mode", plan_mode_hint() if self.mode == "plan" else None)
+
+    def _review_plan(self, plan: str) -> str | None:
+        """exit_plan_mode's question; an approved plan switches the mode here, before its work starts."""
+        from mini_agent.tools import EXIT_PLAN_MODE
+
+        mode = self.gate.review_plan(self.registry.get(EXIT_PLAN_MODE), plan)
+        if mode is not None:
+            self.set_mode(mode)
+        return mode
 
     def switch_model(self, model: str) -> None:
         """Use `model` from the next request on (/model, a custom command's turn): every holder of the model name

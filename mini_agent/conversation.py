@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from mini_agent.instructions import explicit_instructions
 from mini_agent.model.messages import MessageParam, without_images
 from mini_agent.model.wellformed import safe
+from mini_agent.tools.todo_list import Todo, todos_from
 from mini_agent.usage import Usage
 
 SUMMARY_HINT = "context_summary"
@@ -38,11 +39,13 @@ class Session:
     instructions: list[str] = field(default_factory=list)
     """Every explicit instruction the user typed, verbatim, in order: compaction must keep them all."""
     log: list[dict] = field(default_factory=list)
-    """Append-only record: "message", "usage", "hints", "activity", "compaction" and "images_removed" entries, in
-    order."""
+    """Append-only record: "message", "usage", "hints", "activity", "compaction", "images_removed" and "todos"
+    entries, in order."""
     compactions: int = 0
     model: str = field(default="", compare=False)
     """The model the replies come from now (the agent's, `record_model` after a switch): usage is counted by it."""
+    todos: tuple[Todo, ...] = field(default=(), compare=False)
+    """The agent's todo list as its last todo_write set it."""
     usage_by_model: dict[str, Usage] = field(default_factory=dict, compare=False)
     """`usage` by the model that spent it, sub-agents' included, so a session that switched models is priced right."""
     _sink: Sink | None = field(default=None, init=False, repr=False, compare=False)
@@ -119,6 +122,11 @@ class Session:
         self.model = model
         self._log({"type": "model", "model": model})
 
+    def record_todos(self, todos: tuple[Todo, ...]) -> None:
+        """The todo list replaced (todo_write): logged, so a resumed session shows the same list."""
+        self.todos = todos
+        self._log({"type": "todos", "todos": [todo.to_dict() for todo in todos]})
+
     def _count(self, model: str, usage: Usage) -> None:
         self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
 
@@ -171,6 +179,8 @@ class Session:
                 session._count(str(entry.get("model") or session.model), usage)
             elif kind == "model":
                 session.model = str(entry["model"])
+            elif kind == "todos":
+                session.todos = todos_from(entry.get("todos"))
             elif kind == "images_removed":
                 session.messages = without_images(session.messages, entry["note"])[0]
             elif kind == "hints":

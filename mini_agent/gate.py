@@ -2,8 +2,9 @@
 (a PermissionRequest hook may answer the question first: only a question, and only an ordinary one).
 
 The gate holds what may change during a session: the permission mode (Shift+Tab, /mode) and the rules, to
-which "always" answers add. It also vets web_fetch's destinations once their addresses are known, and turns any
-call that would send a known secret out into a question (safety/egress.py), in every mode but bypass.
+which "always" answers add. It also vets web_fetch's destinations once their addresses are known, turns any
+call that would send a known secret out into a question (safety/egress.py), in every mode but bypass, and puts
+a plan to the human (exit_plan_mode).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mini_agent.safety.rules import Rules
 from mini_agent.safety.workspace import Workspace, within
 from mini_agent.settings import Settings
 from mini_agent.tools import WEB_FETCH
-from mini_agent.tools.base import Tool, ToolContext, ToolError
+from mini_agent.tools.base import Tool, ToolContext, ToolError, ToolInterrupted
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class ApprovalRequest:
     """Why the policy asks, how risky the call is, and the "always" answers on offer."""
     preview: str | None
     """For writes and edits: the change as a unified diff."""
+    plan: str | None = None
+    """A plan the model asks to carry out (exit_plan_mode), shown as Markdown: a yes says in which mode."""
 
     @property
     def reason(self) -> str:
@@ -229,6 +232,21 @@ class Gate:
         if isinstance(decision, Allow) and decision.remember:
             self.rules = self.rules.with_rules(*decision.remember)
         return decision
+
+    def review_plan(self, tool: Tool, plan: str) -> str | None:
+        """The plan put to the human: the mode they approved it in (not yet in force), or None when nobody could
+        be asked. Raises ToolError with their words when they keep planning, KeyboardInterrupt on Ctrl-C."""
+        if not self.attended:
+            return None
+        shown = self.secrets.mask(plan)
+        ask = Ask("the plan needs your approval before anything changes")
+        self.hooks.notify("permission_prompt", "mini-agent has a plan for your approval")  # no hook answers it
+        decision = self.decide(ApprovalRequest(tool, {"plan": shown}, ask, None, plan=shown))
+        if isinstance(decision, Allow):
+            return decision.mode or "default"
+        if decision.stop_turn:
+            raise ToolInterrupted(told=decision.message)
+        raise ToolError(decision.message)
 
     def check_destination(self, url: str, host: str, reason: str) -> None:
         """web_fetch is about to connect to a private, loopback or metadata address: the policy, then a human.

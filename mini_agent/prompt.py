@@ -57,3 +57,17 @@ NON_INTERACTIVE = system_hint(
     "most reasonable reading of it, say which reading you took, and finish; do not end by asking.",
 )
 """The hint a one-shot run adds to segment 3; the REPL keeps "when the intent is unclear, ask"."""
+
+
+def plan_mode_hint() -> str:
+    """The hint segment 3 carries while the session is in plan mode: the model hears it is planning before a
+    refusal tells it, and how planning ends."""
+    from mini_agent.tools import EXIT_PLAN_MODE
+
+    return system_hint(
+        "plan_mode",
+        "Plan mode is on: the user wants a plan before anything changes. Investigate with read-only tools (files "
+        "are not written and commands that change things are refused), then call "
+        f"{EXIT_PLAN_MODE} with the plan. The user approves it, and the session leaves plan mode so you carry it "
+        "out at once, or says what to change. A question that needs no change is just answered.",
+    )

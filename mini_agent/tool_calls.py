@@ -65,6 +65,8 @@ class ToolCalls:
         """What PreToolUse hooks added for a call, to go after its result."""
         self._planted: PlantedWatch | None = None
         """The protected places a call that may change files is watched on, made at the first such call."""
+        self.answer: str | None = None
+        """What the last reply's calls end the turn with (a plan nobody could approve), or None: it goes on."""
 
     def forget(self) -> None:
         """A new conversation: no results pending, no failures counted."""
@@ -76,7 +78,7 @@ class ToolCalls:
 
         `refused`: calls never to run (cut short, malformed), by id, each answered with the error given."""
         PRELOAD.wait_for_tools()  # started when the first request went out; loaded by now with a real model
-        self._results, self._hook_context = {}, {}
+        self._results, self._hook_context, self.answer = {}, {}, None
         self.agent.ctx.cancelled.clear()
         batch: list[tuple[dict, Tool, dict]] = []
         for call in calls:
@@ -95,6 +97,7 @@ class ToolCalls:
             self._run_one(call, tool, arguments, confinement)
         self._run_batch(batch)
         done = self._results
+        self.answer = next((done[c["id"]].answer for c in calls if done[c["id"]].answer is not None), None)
         return [tool_result(c["id"], r.content, r.is_error, r.blocks) for c in calls for r in (done[c["id"]],)]
 
     def _plan(self, call: dict) -> tuple[Tool, dict, object] | None:
@@ -148,6 +151,8 @@ class ToolCalls:
         # What the model, the session and the renderers get is the same sendable text: a file name that is not
         # UTF-8 (decoded with surrogateescape) shows as `\xff`, never as a lone surrogate (model/wellformed.py).
         masked = safe_text(self.agent.secrets.mask_output(result.content, f"the output of {tool.name}"))
+        if result.todos:  # the model's words, kept in the session file and shown
+            result = replace(result, todos=tuple(todo.rewritten(self.agent.secrets.mask) for todo in result.todos))
         return result if masked == result.content else replace(result, content=masked)
 
     def _run_one(self, call: dict, tool: Tool, arguments: dict, confinement: object = None) -> None:
@@ -161,7 +166,7 @@ class ToolCalls:
         try:
             result = self._execute(tool, arguments, confinement)
         except KeyboardInterrupt as exc:
-            self._interrupted([call], tool, started, getattr(exc, "output", ""))
+            self._interrupted([call], tool, started, getattr(exc, "output", ""), getattr(exc, "told", None))
             raise
         finally:
             if watch:  # the human hears of it on the terminal, not only the model in the result
@@ -255,11 +260,12 @@ class ToolCalls:
         added = [text for text in (self._hook_context.pop(call["id"], ""), after) if text]
         return replace(result, content="\n\n".join([result.content, *added])) if added else result
 
-    def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str) -> None:
+    def _interrupted(self, calls: list[dict], tool: Tool, started: float, output: str, told: str | None = None) -> None:
         """Ctrl-C stopped these running calls: the model hears how long they ran and what they printed, not "Not
-        run", since a command killed half-way may have changed things."""
+        run", since a command killed half-way may have changed things; `told` instead, from a call that knows it
+        changed nothing."""
         seconds = time.monotonic() - started
-        text = interrupted_text(tool.risk, seconds, output)
+        text = told or interrupted_text(tool.risk, seconds, output)
         for call in calls:
             result = self._results[call["id"]] = ToolResult(
                 safe_text(self.agent.secrets.mask_output(text, f"the output of {tool.name}")),
@@ -273,6 +279,8 @@ class ToolCalls:
         self, tool: Tool, arguments: dict, result: ToolResult, seconds: float, confinement: object = None
     ) -> None:
         self._track_health(tool.name, result)
+        if result.todos is not None:
+            self.agent.session.record_todos(result.todos)
         line = call_line(tool.name, arguments, result, datetime.now().astimezone(), seconds)
         changed = reach(tool, confinement, self.agent.settings.user_dir)
         self.agent.tool_ran(self.agent.secrets.mask(line), changed, self._written(tool, arguments))

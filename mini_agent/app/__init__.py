@@ -7,7 +7,8 @@
     agent_build.py     the REPL's agent, built behind its first prompt
     oneshot.py         -p runs: text, json and stream-json output (turns.py: one turn's tally and end)
     stream_input.py    --input-format stream-json: user messages on stdin, each a turn of one session
-    repl.py            the interactive REPL (repl_commands.py, slash.py, custom_commands.py)
+    repl.py            the interactive REPL (repl_commands.py, slash.py, custom_commands.py; todos_command.py:
+                       /todos)
     lifecycle.py       a session's life outside the loop: its file, /clear, undo by turn
     hooks_setup.py, mcp_setup.py, rules_setup.py   a project's hooks, servers and allow rules at start-up
     show_prompt.py     `--show-prompt`

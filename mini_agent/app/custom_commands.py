@@ -30,6 +30,7 @@ REPL_BUILTINS = (
     "/mcp",
     "/jobs",
     "/skills",
+    "/todos",
     "/resume",
     "/rewind",
     "/fork",

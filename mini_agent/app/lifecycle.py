@@ -203,7 +203,7 @@ class SessionLifecycle:
 
     def _load(self, target):
         """Read a session and reopen its file for appending; the notice says which it is and how it ended."""
-        from mini_agent.sessions.recap import last_exchanges, recap_lines
+        from mini_agent.sessions.recap import last_exchanges, recap_lines, todo_line
 
         loaded = self.store.load(target, self.settings.cwd)
         forked = ""
@@ -219,6 +219,7 @@ class SessionLifecycle:
         if forked:
             self.notice = f"Forked session {forked} into {info.id} (the original is unchanged).\n" + self.notice
         recap = recap_lines(last_exchanges(loaded.entries))
+        recap += [line for line in (todo_line(loaded.entries),) if line]
         if recap:
             self.notice += "\n" + "\n".join(recap)
         if loaded.damaged:

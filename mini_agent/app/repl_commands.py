@@ -9,6 +9,7 @@ from mini_agent.app.init_command import run_in_repl as init
 from mini_agent.app.rewind_command import fork_command, rewind_command
 from mini_agent.app.slash import SlashCommands
 from mini_agent.app.status_commands import config, doctor, permissions, status
+from mini_agent.app.todos_command import todos_command
 from mini_agent.settings import PERMISSION_MODES, mode_named
 
 MODELS_SHOWN = 20
@@ -42,6 +43,7 @@ def builtin_commands(repl) -> SlashCommands:
         ("/init", "/init", "explore the project and write (or improve) its AGENTS.md", init),
         ("/jobs", "/jobs [stop ID]", "background jobs: list them, or stop one", _jobs),
         ("/skills", "/skills", "the skills the model is offered, where each is from", _skills),
+        ("/todos", "/todos", "the agent's todo list", todos_command),
     ):
         commands.add(name, usage, summary, partial(handler, repl))
     commands.add("/exit", "/exit", "leave (Ctrl-D too)", lambda argument: True)

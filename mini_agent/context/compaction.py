@@ -145,6 +145,11 @@ class Compactor:
         if lost:
             restored = "\n".join(f'- "{item}"' for item in lost)
             summary += f"\n\n## Explicit user instructions (verbatim)\n{restored}"
+        if session.todos:  # the calls that set it may be among the summarised messages
+            from mini_agent.tools import TODO_WRITE
+
+            listed = "\n".join(f"- [{todo.status}] {todo.content}" for todo in session.todos)
+            summary += f"\n\n## Your todo list, as your last {TODO_WRITE} left it\n{listed}"
         number = session.compactions + 1
         hint = system_hint(
             "context_summary",

@@ -6,15 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from mini_agent.safety.rules import Origin, Rule
+from mini_agent.safety.rules import EXIT_PLAN_MODE, Origin, Rule
 
 Mode = Literal["default", "accept-edits", "auto", "plan", "bypass"]
 RiskLevel = Literal["read-only", "ordinary", "sensitive", "destructive"]
 Sandbox = Literal["read-only", "workspace-write", "none"]
 SESSION = Origin("session", "(your answer)")
 PLAN_REFUSAL = (
-    "Plan mode is read-only, so {tool} was not run{why}. Investigate with read_file and read-only shell commands "
-    "and present a plan; the user can switch to --permission-mode default, accept-edits or auto to make changes."
+    "Plan mode is read-only, so {tool} was not run{why}. Investigate with read_file and read-only shell commands, "
+    f"then present the plan with {EXIT_PLAN_MODE}: once the user approves it, the session leaves plan mode and "
+    "you carry it out."
 )
 
 
@@ -36,6 +37,8 @@ class Allow:
     ("none": a human's yes, an exact rule of the user's, bypass mode, or no sandbox on this machine)."""
     network: bool = False
     """Inside the sandbox, the network is open: an allow rule of the user's own names the command."""
+    mode: Mode | None = None
+    """An approved plan: the permission mode the human chose to carry it out in (accept-edits or default)."""
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,17 @@ from mini_agent.safety.decisions import (
 )
 from mini_agent.safety.mcp_policy import check_mcp, is_mcp
 from mini_agent.safety.refusals import plan_refusal, refusal_without_human
-from mini_agent.safety.rules import BASH, EDIT_FILE, FILE_TOOLS, READ_FILE, WEB_FETCH, WRITE_FILE, Rule, Rules
+from mini_agent.safety.rules import (
+    BASH,
+    EDIT_FILE,
+    EXIT_PLAN_MODE,
+    FILE_TOOLS,
+    READ_FILE,
+    WEB_FETCH,
+    WRITE_FILE,
+    Rule,
+    Rules,
+)
 from mini_agent.safety.workspace import Workspace
 
 __all__ = [
@@ -83,6 +93,8 @@ def check(
         return _check_fetch(str(call.arguments.get("url", "")), mode, rules, served)
     if is_mcp(call.name):
         return check_mcp(call, mode, rules)
+    if call.name == EXIT_PLAN_MODE:
+        return _check_plan_exit(mode, rules)
     for effect in ("deny", "ask"):  # a tool whose rules take no pattern (job_output, stop_job)
         named = first(rules.of(effect, call.name), lambda rule: rule.pattern is None)
         if named and effect == "deny":
@@ -96,6 +108,24 @@ def check(
     if call.risk == "write":
         return Allow(f"{mode} mode") if mode in ("accept-edits", "auto") else Ask("changes a file")
     return Allow("auto mode") if mode == "auto" else Ask(f"{call.name} has side effects")
+
+
+def _check_plan_exit(mode: Mode, rules: Rules) -> Verdict:
+    """A plan put to the human: the tool asks them itself (gate.review_plan), so no rule can approve a plan in their
+    place; a deny rule keeps the model planning, and outside plan mode there is nothing to approve."""
+    denied = first(rules.of("deny", EXIT_PLAN_MODE), lambda rule: True)
+    if denied:
+        return Deny(
+            f"Not run: {EXIT_PLAN_MODE} is denied by the rule {denied}: the plan cannot be put to the user for "
+            "approval. Present it in your reply instead; the user switches modes when they agree.",
+            rule=str(denied),
+        )
+    if mode != "plan":
+        return Deny(
+            f"Not run: {EXIT_PLAN_MODE} only ends plan mode, and the session is in {mode} mode, not "
+            "planning: there is no plan to approve. Carry on with the task."
+        )
+    return Allow("the plan goes to the user for approval")
 
 
 def check_destination(host: str, reason: str, mode: Mode, rules: Rules) -> Verdict:

@@ -8,14 +8,15 @@ Patterns by tool:
   home; `*` stays within one directory, `**` crosses directories, a trailing `/` means everything below.
 - web_fetch: a host (`docs.python.org`), `*.python.org` for its subdomains, or a URL glob when the pattern
   has `://`.
-- job_output and stop_job take no pattern.
+- job_output, stop_job, exit_plan_mode and todo_write take no pattern.
 - MCP tools take no pattern: `mcp__github__create_issue` names one tool, `mcp__github` or `mcp__github__*`
   every tool of a server, and `*`/`?` glob names (safety/mcp_policy.py matches them).
 
 Claude Code's spelling means the same here (`parse_rules`): `Bash(npm run test:*)` is `bash(npm run test *)`,
 `Read(./src/**)` is `read_file(./src/**)`, `Edit(...)` covers both tools that edit files, `WebFetch(domain:x)` is
 `web_fetch(x)`, and in its path rules `//abs` is an absolute path and `/path` starts at the project. Its tools
-with no counterpart here (Grep, Glob, WebSearch, ...) are accepted as rules that match nothing.
+with no counterpart here (Grep, Glob, WebSearch, ...) are accepted as rules that match nothing; its ExitPlanMode and
+TodoWrite are exit_plan_mode and todo_write.
 Pure code: no file reading here (config_files.py loads rules).
 """
 
@@ -33,11 +34,14 @@ Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")
 BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH = "bash", "read_file", "write_file", "edit_file", "web_fetch"
 JOB_OUTPUT, STOP_JOB = "job_output", "stop_job"
+EXIT_PLAN_MODE, TODO_WRITE = "exit_plan_mode", "todo_write"
 """The built-in tools' names: the words of the rule language, and the one place they are written (tools/ imports
 them; each tool's declaration says everything else about it, and tests/tools/test_facts.py checks they agree)."""
-TOOLS = (BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH, JOB_OUTPUT, STOP_JOB)
+TOOLS = (BASH, READ_FILE, WRITE_FILE, EDIT_FILE, WEB_FETCH, JOB_OUTPUT, STOP_JOB, EXIT_PLAN_MODE, TODO_WRITE)
 JOB_TOOLS = (JOB_OUTPUT, STOP_JOB)
-"""Tools of bash's background jobs: their rules take no pattern."""
+"""Tools of bash's background jobs."""
+PLAIN_TOOLS = (*JOB_TOOLS, EXIT_PLAN_MODE, TODO_WRITE)
+"""Tools whose rules take no pattern: a rule names the tool or nothing."""
 FILE_TOOLS = (READ_FILE, WRITE_FILE, EDIT_FILE)
 """Tools whose rules take a path glob."""
 EDIT_TOOLS = (WRITE_FILE, EDIT_FILE)
@@ -53,12 +57,14 @@ CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
     "TaskOutput": (JOB_OUTPUT,),
     "KillShell": (STOP_JOB,),
     "KillBash": (STOP_JOB,),
+    "ExitPlanMode": (EXIT_PLAN_MODE,),
+    "TodoWrite": (TODO_WRITE,),
 }
 """Claude Code's tool names in rules and the tools here each covers (its Edit rules cover every tool that edits
 files). Each built-in tool's alias is the first name here that covers it (tests/tools/test_facts.py)."""
 CLAUDE_WITHOUT_COUNTERPART = frozenset(
-    {"Grep", "Glob", "LS", "WebSearch", "NotebookEdit", "NotebookRead", "TodoWrite", "Task", "Agent"}
-    | {"ExitPlanMode", "Skill", "SlashCommand", "Monitor"}
+    {"Grep", "Glob", "LS", "WebSearch", "NotebookEdit", "NotebookRead", "Task", "Agent"}
+    | {"Skill", "SlashCommand", "Monitor"}
 )
 """Claude Code tools a rule may name that have no counterpart here: such a rule is kept and matches nothing
 (searches run through bash here, where read-only grep, rg, find and ls run without asking)."""
@@ -153,7 +159,7 @@ def parse_rules(text: str, effect: Effect, origin: Origin) -> tuple[Rule, ...]:
         return (Rule(effect, tool, pattern, origin),)
     if tool in CLAUDE_TOOLS:
         covered = CLAUDE_TOOLS[tool]
-        if pattern is not None and covered[0] in JOB_TOOLS:
+        if pattern is not None and covered[0] in PLAIN_TOOLS:
             raise ConfigError(f"Permission rule {text!r} ({origin}): {tool} takes no pattern; write just {tool!r}.")
         pattern = None if pattern is None else _claude_pattern(covered[0], pattern)
         return tuple(Rule(effect, name, pattern, origin) for name in covered)
@@ -162,7 +168,7 @@ def parse_rules(text: str, effect: Effect, origin: Origin) -> tuple[Rule, ...]:
             f"Permission rule {text!r} ({origin}) names an unknown tool; the tools are {', '.join(TOOLS)} "
             "(or Claude Code's Bash, Read, Write, Edit, WebFetch) and mcp__<server>__<tool>."
         )
-    if pattern is not None and tool in JOB_TOOLS:
+    if pattern is not None and tool in PLAIN_TOOLS:
         raise ConfigError(f"Permission rule {text!r} ({origin}): {tool} takes no pattern; write just {tool!r}.")
     return (Rule(effect, tool, pattern, origin),)
 

@@ -1,5 +1,5 @@
-"""What `--continue` and `/resume` show of a stored session: its last exchanges (the user's words and the answer)
-and why its last turn stopped, when an error ended it."""
+"""What `--continue` and `/resume` show of a stored session: its last exchanges (the user's words and the answer),
+why its last turn stopped, when an error ended it, and where its todo list stands."""
 
 from __future__ import annotations
 
@@ -61,6 +61,20 @@ def recap_lines(exchanges: list[Exchange]) -> list[str]:
         elif not exchange.answer:
             lines.append("(no answer)")
     return lines
+
+
+def todo_line(entries: list[dict]) -> str | None:
+    """Where the session's todo list stands (`/todos` shows it whole); None without a list or with all of it done."""
+    from mini_agent.tools.todo_list import todos_from
+
+    stored = next((entry for entry in reversed(entries) if entry.get("type") == "todos"), None)
+    todos = todos_from(stored.get("todos")) if stored is not None else ()
+    done = sum(todo.status == "completed" for todo in todos)
+    if done == len(todos):
+        return None
+    busy = next((todo for todo in todos if todo.status == "in_progress"), None)
+    doing = f", in progress: {_cut(busy.active_form or busy.content, WORDS_CHARS, 1)}" if busy else ""
+    return f"Todo list: {done} of {len(todos)} done{doing} (/todos shows it)"
 
 
 def stop_label(kind: str) -> str:

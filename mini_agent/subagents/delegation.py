@@ -18,6 +18,7 @@ from mini_agent.events import Event, SubAgentEvent, TextDelta, ToolFinished
 from mini_agent.model.endpoints import model_for_agent
 from mini_agent.subagents.definitions import AgentDefinition
 from mini_agent.subagents.task_tool import TASK
+from mini_agent.tools import EXIT_PLAN_MODE
 from mini_agent.tools.base import ToolContext, ToolError, ToolInterrupted, ToolRegistry
 from mini_agent.usage import Usage
 
@@ -129,7 +130,8 @@ class Delegation:
         return run.report()
 
     def _child(self, parent: Agent, definition: AgentDefinition | None, emit, agent_id: str, label: str) -> Agent:
-        """A fresh agent: its own conversation and files read, the parent's provider, mode and rules."""
+        """A fresh agent: its own conversation, files read and todo list, the parent's provider, mode and rules; no
+        plan to present (the session's mode is the parent's)."""
         settings = parent.settings
         model = definition.model if definition is not None else None
         if model:
@@ -139,7 +141,7 @@ class Delegation:
         tools = [
             t
             for t in parent.registry
-            if t.name != TASK and (allowed is None or t.name in allowed) and t.name not in withheld
+            if t.name not in (TASK, EXIT_PLAN_MODE, *withheld) and (allowed is None or t.name in allowed)
         ]
         ctx = ToolContext(
             cwd=parent.ctx.cwd, data_dir=parent.ctx.data_dir, secrets=parent.secrets, jobs=parent.ctx.job_table()

@@ -1,5 +1,6 @@
 """The tools the agent works with: read_file, write_file, edit_file, bash, web_fetch, one module each, job_output
-and stop_job for bash's background jobs (jobs.py), and the registry that turns typed functions into the schemas
+and stop_job for bash's background jobs (jobs.py), exit_plan_mode (plan.py: a plan put to the human) and
+todo_write (todos.py; the list as data: todo_list.py), and the registry that turns typed functions into the schemas
 the model sees (base.py). Each declaration holds the tool's facts (alias, key argument, whether it edits
 files); `builtin_tool` finds a built-in tool by name or alias before any session's registry exists.
 
@@ -17,15 +18,27 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from mini_agent.safety.rules import BASH, EDIT_FILE, JOB_OUTPUT, READ_FILE, STOP_JOB, WEB_FETCH, WRITE_FILE
+from mini_agent.safety.rules import (
+    BASH,
+    EDIT_FILE,
+    EXIT_PLAN_MODE,
+    JOB_OUTPUT,
+    READ_FILE,
+    STOP_JOB,
+    TODO_WRITE,
+    WEB_FETCH,
+    WRITE_FILE,
+)
 from mini_agent.tools.base import Tool, ToolRegistry
 
 __all__ = [
     "BASH",
     "EDIT_FILE",
+    "EXIT_PLAN_MODE",
     "JOB_OUTPUT",
     "READ_FILE",
     "STOP_JOB",
+    "TODO_WRITE",
     "WEB_FETCH",
     "WRITE_FILE",
     "builtin_tool",
@@ -40,11 +53,14 @@ def default_tools() -> ToolRegistry:
     from mini_agent.tools.bash import bash
     from mini_agent.tools.edit_file import edit_file
     from mini_agent.tools.jobs import job_output, stop_job
+    from mini_agent.tools.plan import exit_plan_mode
     from mini_agent.tools.read_file import read_file
+    from mini_agent.tools.todos import todo_write
     from mini_agent.tools.web_fetch import web_fetch
     from mini_agent.tools.write_file import write_file
 
-    return ToolRegistry([read_file, write_file, edit_file, bash, job_output, stop_job, web_fetch])
+    tools = [read_file, write_file, edit_file, bash, job_output, stop_job, web_fetch, todo_write, exit_plan_mode]
+    return ToolRegistry(tools)
 
 
 @lru_cache(maxsize=1)

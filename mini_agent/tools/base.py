@@ -23,6 +23,7 @@ from mini_agent.tools._stamps import FileStamp
 
 if TYPE_CHECKING:
     from mini_agent.safety.secrets import SecretSet
+    from mini_agent.tools.todo_list import Todo
 
 Risk = Literal["read", "write", "exec", "network", "mcp"]
 """mcp: a tool of an MCP server, whose effects the agent cannot know (asks in default mode)."""
@@ -33,11 +34,12 @@ class ToolError(Exception):
 
 
 class ToolInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped a running tool; `output` is what it had produced by then (a command's output so far)."""
+    """Ctrl-C stopped a running tool; `output` is what it had produced by then (a command's output so far).
+    `told`, when given, is the whole result instead: a call that changed nothing (a question put to the human)."""
 
-    def __init__(self, output: str = "") -> None:
+    def __init__(self, output: str = "", told: str | None = None) -> None:
         super().__init__()
-        self.output = output
+        self.output, self.told = output, told
 
 
 class NetworkError(ToolError):
@@ -75,6 +77,10 @@ class ToolContext:
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     """Set when Ctrl-C stopped a reply's calls while some still ran in worker threads, which the interrupt does
     not reach: a long-running one (a sub-agent) checks it and stops."""
+    review_plan: Callable[[str], str | None] | None = field(default=None, repr=False)
+    """Puts a plan to the human (exit_plan_mode): returns the permission mode they approved it in, already in
+    force, or None when nobody can be asked; raises ToolError with their feedback when they keep planning, and
+    KeyboardInterrupt on Ctrl-C. None: this agent presents no plans (a sub-agent)."""
 
     def job_table(self):
         """The session's background jobs, their spools under the data dir (hidden from every sandbox)."""
@@ -153,6 +159,10 @@ class ToolResult:
     """How the command the call ran ended, as the shell reports it (128 + N for signal N); None: it ran none."""
     killed_by: str | None = None
     """The name of the signal that ended the command (`SIGKILL`), when one did."""
+    todos: tuple[Todo, ...] | None = None
+    """The agent's todo list as this call set it (todo_write): the session keeps it, the front ends show it."""
+    answer: str | None = None
+    """The turn ends once the reply's calls are settled, with this as its answer: a plan nobody could approve."""
 
 
 @dataclass(frozen=True)
@@ -233,12 +243,14 @@ def tool(
     alias: str | None = None,
     key_argument: str | None = None,
     edits_files: bool = False,
+    alone: bool = False,
 ) -> Callable[[Callable[..., str]], Tool]:
     """Turn a typed function `fn(ctx, ...) -> str` with a Google-style docstring into a Tool.
 
     `precheck` takes the same arguments as `fn` and raises, without side effects, the ToolError `fn` would.
     `alias`, `key_argument` and `edits_files` are the tool's facts (see Tool); `key_argument` must be a
-    parameter of `fn`, and a tool that edits files names the file in it.
+    parameter of `fn`, and a tool that edits files names the file in it. `alone`: a read tool that never runs
+    beside others (it asks the human, or its calls' order matters).
     """
 
     def decorate(fn: Callable[..., str]) -> Tool:
@@ -259,9 +271,14 @@ def tool(
             alias=alias,
             key_argument=key_argument,
             edits_files=edits_files,
+            concurrent=_never if alone else None,
         )
 
     return decorate
+
+
+def _never(arguments: dict) -> bool:
+    return False
 
 
 def _describe(fn: Callable[..., str]) -> tuple[str, Any, dict]:
@@ -277,7 +294,21 @@ def _describe(fn: Callable[..., str]) -> tuple[str, Any, dict]:
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (hints[name], Field(default, description=arg_docs.get(name) or None))
     validator = create_model(f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    return description, validator, _tidy_schema(validator.model_json_schema())
+    schema = validator.model_json_schema()
+    return description, validator, _tidy_schema(_inline_refs(schema, schema.get("$defs", {})))
+
+
+def _inline_refs(node: Any, defs: dict) -> Any:
+    """Nested models (todo_write's items) written in place: one self-contained schema, as tools' schemas are."""
+    if isinstance(node, list):
+        return [_inline_refs(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        rest = {key: value for key, value in node.items() if key != "$ref"}
+        return _inline_refs({**defs[ref.removeprefix("#/$defs/")], **rest}, defs)
+    return {key: _inline_refs(value, defs) for key, value in node.items() if key != "$defs"}
 
 
 def _tidy_schema(node: Any) -> Any:

@@ -4,9 +4,10 @@
                          tool_line.py, status_line.py, trace.py)
     render.py            the core's events as text for a terminal, a log, or a script (text, json, stream-json;
                          claude_shapes.py: the records Claude Code's stream-json also has, in its shapes)
-    confirm.py           the only code that asks the human (approval_view.py, keys.py); trust_question.py
+    confirm.py           the only code that asks the human (approval_view.py, keys.py; plan_review.py: a plan
+                         to approve); trust_question.py
     repl_input.py        the REPL's input line (prompt-toolkit)
-    *_view.py            what slash commands and inspecting subcommands print
+    *_view.py            what slash commands and inspecting subcommands print (todo_view.py: the todo list)
     terminal_text.py     the terminal chokepoint: model/tool/file/command text shown, never interpreted
 
 May import the layers below it (context, conversation, tools, model, safety, ...); the agent's

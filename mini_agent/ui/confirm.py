@@ -5,7 +5,8 @@ one key, no Enter: `y` yes; `n` no, then a line for words to the model (Enter al
 no, the default; one letter per "always" answer on offer (this exact command, this command prefix, edits to this
 file, this host); `v` shows the whole of a diff cut to fit the screen. Any other key is not an answer: the
 question says which keys are. Ctrl-C means no and ends the turn. Without a terminal, nobody is asked: the call
-is refused with the flag or rule that would allow it.
+is refused with the flag or rule that would allow it. A plan to approve (exit_plan_mode) is the same question
+with its own answers (ui/plan_review.py).
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def ask_on_terminal(
         reader = keys or TerminalKeys(sys.stdin.fileno())
         paint = _painter(err)
         columns, rows = size()
+        if request.plan is not None:
+            from mini_agent.ui.plan_review import review_plan
+
+            return review_plan(request, err, reader, paint, columns)
         shown = approval_block(request, paint, rows, columns)
         _write(err, "\n".join(shown.lines) + "\n")
         on_offer = [YES, NO, *(grant.key for grant in request.ask.grants)]

@@ -305,6 +305,17 @@ class ReplRenderer:
             self.console.print(Text(clip("    " + self._plain(text), self.width, self.glyphs.ellipsis), style="dim"))
         if event.tool is not None and event.tool.edits_files:
             self._print_diff(shown.content)
+        if event.result.todos is not None:
+            self.print_todos(event.result.todos, "    ")
+
+    def print_todos(self, todos, indent: str = "") -> None:
+        """The todo list, one task a line (ui/todo_view.py), each cut to the width."""
+        from rich.text import Text
+
+        from mini_agent.ui.todo_view import todo_lines
+
+        for text, style in todo_lines(todos, self.glyphs is UNICODE):
+            self.console.print(Text(clip(indent + self._plain(text), self.width, self.glyphs.ellipsis), style=style))
 
     def _print_diff(self, content: str) -> None:
         from rich.text import Text

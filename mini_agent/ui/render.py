@@ -103,6 +103,11 @@ class ProgressRenderer:
             if event.result.killed_by == INTERRUPTED:  # what it printed until Ctrl-C, as the model got it
                 for text in shown.detail:
                     self._line(f"    {text}")
+            if event.result.todos is not None:
+                from mini_agent.ui.todo_view import todo_lines
+
+                for text, _ in todo_lines(event.result.todos, self.utf):
+                    self._line(f"    {text}")
         elif isinstance(event, ReplyDiscarded):
             self._line(f"! {event.retrying()} (retry {event.attempt}).")
         elif isinstance(event, Notice):
@@ -223,6 +228,8 @@ def stream_record(event: Event) -> dict | None:
             "content": event.result.content,
             "duration_ms": round(event.duration * 1000),
         }
+        if event.result.todos is not None:  # the list as the call left it, whole: a script need not parse the text
+            record["todos"] = [todo.to_dict() for todo in event.result.todos]
         images = [block["source"].get("media_type") for block in event.result.blocks if block.get("type") == "image"]
         return {**record, "images": images} if images else record  # what was shown; the bytes stay out
     if isinstance(event, ImagesAttached):

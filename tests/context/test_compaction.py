@@ -200,3 +200,21 @@ def test_the_summary_prompt_quotes_the_request_lists_instructions_and_names_the_
         assert f"## {section}" in prompt
     assert ("focus on: the database migration" in prompt) == (focus is not None)
     assert system.startswith("You write hand-off summaries")
+
+
+def test_a_summary_carries_the_todo_list_whose_calls_it_summarised():
+    from mini_agent.tools.todo_list import Todo
+
+    session = Session()
+    build(session, [("task one", [(1, 5_000)], True), ("task two", [(1, 5_000)], False)])
+    session.record_todos((Todo("Fix the parser", "completed"), Todo("Run the tests", "in_progress")))
+    api = FakeAnthropicAPI().start()
+    try:
+        api.script(answer("## User goals\nWork on the task."))
+        Compactor(provider_for(api), "claude-cheap").compact(
+            session, measure, target=1, p0_blocks=[], trigger="auto", emit=lambda e: None, keep_tokens=0
+        )
+    finally:
+        api.stop()
+    hint = unescape(session.hints[SUMMARY_HINT])
+    assert "- [completed] Fix the parser\n- [in_progress] Run the tests" in hint

@@ -104,7 +104,8 @@ def test_stream_json_prints_a_line_per_step(run_installed, api):
         "assistant",
         "result",
     ]
-    tools = ["read_file", "write_file", "edit_file", "bash", "job_output", "stop_job", "web_fetch", "task"]
+    tools = ["read_file", "write_file", "edit_file", "bash", "job_output", "stop_job", "web_fetch", "todo_write"]
+    tools += ["exit_plan_mode", "task"]
     assert lines[0]["tools"] == tools
     assert lines[0]["session_id"] and lines[0]["session_id"] == lines[-1]["session_id"]
     assert "trace" not in lines[-1]  # bulky: only with --trace

@@ -164,7 +164,8 @@ def test_a_session_through_the_proxy_uses_all_five_tools(agent, upstream, tmp_pa
         assert "sk-litellm-master" not in json.dumps(recorded.headers)
     assert all(body["stream"] is True and body["model"] == MODEL for body in bodies)
     assert sorted(tool["name"] for tool in bodies[0]["tools"]) == sorted(
-        ["read_file", "write_file", "edit_file", "bash", "job_output", "stop_job", "web_fetch", "task"]
+        ["read_file", "write_file", "edit_file", "bash", "job_output", "stop_job", "web_fetch", "todo_write"]
+        + ["exit_plan_mode", "task"]
     )
 
     # Each reply came back to the model whole (streamed text and tool input reassembled from deltas), followed

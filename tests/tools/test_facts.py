@@ -14,9 +14,11 @@ from mini_agent.hooks.definitions import HookDef
 from mini_agent.tools import (
     BASH,
     EDIT_FILE,
+    EXIT_PLAN_MODE,
     JOB_OUTPUT,
     READ_FILE,
     STOP_JOB,
+    TODO_WRITE,
     WEB_FETCH,
     WRITE_FILE,
     builtin_tool,
@@ -55,10 +57,14 @@ def test_every_built_in_tool_and_the_task_and_skill_tools_declare_its_alias_and_
         "web_fetch": ("WebFetch", "url", False),
         "job_output": ("BashOutput", "job_id", False),
         "stop_job": ("KillShell", "job_id", False),
+        "todo_write": ("TodoWrite", None, False),
+        "exit_plan_mode": ("ExitPlanMode", None, False),
         "task": ("Task", "description", False),
         "skill": ("Skill", "name", False),
     }
-    assert [item.name for item in BUILTIN] == [READ_FILE, WRITE_FILE, EDIT_FILE, BASH, JOB_OUTPUT, STOP_JOB, WEB_FETCH]
+    assert [item.name for item in BUILTIN] == [
+        *(READ_FILE, WRITE_FILE, EDIT_FILE, BASH, JOB_OUTPUT, STOP_JOB, WEB_FETCH, TODO_WRITE, EXIT_PLAN_MODE)
+    ]
 
 
 @pytest.mark.parametrize("declared", every_tool(), ids=lambda item: item.name)
