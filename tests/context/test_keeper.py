@@ -14,14 +14,17 @@ from mini_agent.context.injection import ContextInjected
 from mini_agent.context.tokens import TOKENIZER
 from mini_agent.conversation import SUMMARY_HINT, Session
 from mini_agent.events import Compacted, Notice
+from mini_agent.tools import builtin_tool
+from mini_agent.tools.base import ToolRegistry
 
 SUMMARY = "## User goals and explicit instructions\nThe user wants the parser fixed.\n## Current step\nReading files."
 
 
-def make(api, settings_for, session=None, keeper=context_keeper, **overrides):
+def make(api, settings_for, session=None, keeper=context_keeper, registry=None, **overrides):
     settings = settings_for(api, permission_mode="auto", **overrides)
     events: list = []
-    agent = scripted_agent(settings, emit=events.append, session=session, keeper=keeper)
+    extra = {"registry": registry} if registry is not None else {}
+    agent = scripted_agent(settings, emit=events.append, session=session, keeper=keeper, **extra)
     return agent, events
 
 
@@ -106,7 +109,8 @@ def zoned(api, settings_for, tmp_path, input_tokens: int):
         answer(tool_use("read_file", {"path": "big.txt"}, id="t2"), usage={"input_tokens": input_tokens}),
     )
     api.script(answer("Done."))
-    agent, events = make(api, settings_for, context_window=10_000)
+    # read_file alone: the zones are fractions of a small window, which the built-in tools' schemas would fill
+    agent, events = make(api, settings_for, registry=ToolRegistry([builtin_tool("read_file")]), context_window=10_000)
     agent.run_turn("Read big.txt. Don't modify anything.")
     agent.run_turn("Read it again.")
     return agent, [e.report for e in events if isinstance(e, Compacted)]
