@@ -1,0 +1,87 @@
+"""The REPL's MCP commands: `/mcp` (each server's status and what it offers), `/mcp reconnect [NAME]` (start a
+failed or hung server again without leaving the session; its tools are offered again and the model's
+tool_degraded hint goes once it is back), and the servers' prompts as `/mcp__<server>__<prompt>` commands
+(mcp/prompts.py), listed in /help and completed with Tab."""
+
+from __future__ import annotations
+
+from mini_agent.app.repl_commands import escape
+from mini_agent.errors import ConfigError
+from mini_agent.mcp import prompts
+
+RECONNECT_WORDS = ("reconnect", "restart")
+
+
+def mcp_command(repl, argument: str) -> None:
+    from mini_agent.ui.mcp_view import status_lines
+
+    words = argument.split()
+    manager = repl.agent.mcp
+    if words and words[0] in RECONNECT_WORDS and manager is not None:
+        reconnect(repl, manager, words[1:])
+        return
+    if words:
+        repl.console.print("[yellow]Usage: /mcp, or /mcp reconnect [NAME][/]")
+        return
+    for line in status_lines(manager):
+        repl.console.print(escape(line), highlight=False)
+
+
+def reconnect(repl, manager, names: list[str]) -> None:
+    unknown = [name for name in names if name not in manager.connections]
+    if unknown:
+        known = ", ".join(manager.connections)
+        repl.console.print(f"[yellow]No MCP server {escape(unknown[0])} (the servers: {escape(known)}).[/]")
+        return
+    rows = {row.name: row for row in manager.status()}
+    chosen = names or [name for name, row in rows.items() if row.status not in ("ready", "untrusted")]
+    if not chosen:
+        repl.console.print("[dim]Every MCP server is connected; /mcp reconnect NAME restarts one anyway.[/]")
+        return
+    for name in chosen:
+        if rows[name].status == "untrusted":
+            repl.console.print(f"[yellow]{escape(name)} is a project server you did not trust: not started.[/]")
+            continue
+        repl.console.print(f"[dim]Reconnecting {escape(name)}…[/]")
+        manager.reconnect(name)
+    for name in chosen:
+        connection = manager.connections[name]
+        if rows[name].status == "untrusted":
+            continue
+        if connection.wait_ready(repl.settings.mcp_timeout):
+            row = next(row for row in manager.status() if row.name == name)
+            offered = f"{len(row.tools)} tools, {row.resources} resources, {len(row.prompts)} prompts"
+            repl.console.print(f"{escape(name)} connected ({offered}).")
+        elif connection.status == "failed":
+            repl.console.print(f"[red]{escape(name)} failed: {escape(connection.error)}[/]")
+        else:
+            repl.console.print(f"[yellow]{escape(name)} is still starting; /mcp shows when it is ready.[/]")
+
+
+def prompt_entries(repl) -> list[tuple[str, str, str]]:
+    """(name, usage, summary) of every server prompt, for /help and completion; none before the agent is built."""
+    agent = repl._build.ready
+    manager = agent.mcp if agent is not None else None
+    return [(command.name, command.usage, command.summary) for command in prompts.commands(manager)]
+
+
+def run_prompt(repl, line: str) -> bool:
+    """A line naming a server's prompt runs it as one turn; False when it names none."""
+    if not line.startswith(prompts.PREFIX) or repl.agent.mcp is None:
+        return False
+    server = line[len(prompts.PREFIX) :].split("__", 1)[0]
+    connection = repl.agent.mcp.connections.get(server)
+    if connection is not None and connection.status in ("pending", "starting"):  # started behind the prompt
+        connection.wait_ready(repl.settings.mcp_timeout)
+    found = prompts.find(repl.agent.mcp, line)
+    if found is None:
+        return False
+    command, text = found
+    try:
+        prompt = prompts.expand(repl.agent.mcp, command, text)
+    except ConfigError as exc:
+        repl.console.print(f"[yellow]{escape(repl.settings.secret_set.mask(str(exc)))}[/]")
+        return True
+    repl.console.print(f"[dim]{escape(prompt.shown)}[/]", highlight=False)  # escape() names control characters
+    repl._turn(prompt.turn)
+    return True
