@@ -5,9 +5,9 @@ tool_degraded hint goes once it is back), and the servers' prompts as `/mcp__<se
 
 from __future__ import annotations
 
-from mini_agent.app.repl_commands import escape
 from mini_agent.errors import ConfigError
 from mini_agent.mcp import prompts
+from mini_agent.ui.terminal_text import visible
 
 RECONNECT_WORDS = ("reconnect", "restart")
 
@@ -21,28 +21,28 @@ def mcp_command(repl, argument: str) -> None:
         reconnect(repl, manager, words[1:])
         return
     if words:
-        repl.console.print("[yellow]Usage: /mcp, or /mcp reconnect [NAME][/]")
+        say(repl, "Usage: /mcp, or /mcp reconnect [NAME]", "yellow")
         return
     for line in status_lines(manager):
-        repl.console.print(escape(line), highlight=False)
+        say(repl, line)
 
 
 def reconnect(repl, manager, names: list[str]) -> None:
     unknown = [name for name in names if name not in manager.connections]
     if unknown:
         known = ", ".join(manager.connections)
-        repl.console.print(f"[yellow]No MCP server {escape(unknown[0])} (the servers: {escape(known)}).[/]")
+        say(repl, f"No MCP server {unknown[0]} (the servers: {known}).", "yellow")
         return
     rows = {row.name: row for row in manager.status()}
     chosen = names or [name for name, row in rows.items() if row.status not in ("ready", "untrusted")]
     if not chosen:
-        repl.console.print("[dim]Every MCP server is connected; /mcp reconnect NAME restarts one anyway.[/]")
+        say(repl, "Every MCP server is connected; /mcp reconnect NAME restarts one anyway.", "dim")
         return
     for name in chosen:
         if rows[name].status == "untrusted":
-            repl.console.print(f"[yellow]{escape(name)} is a project server you did not trust: not started.[/]")
+            say(repl, f"{name} is a project server you did not trust: not started.", "yellow")
             continue
-        repl.console.print(f"[dim]Reconnecting {escape(name)}…[/]")
+        say(repl, f"Reconnecting {name}…", "dim")
         manager.reconnect(name)
     for name in chosen:
         connection = manager.connections[name]
@@ -51,11 +51,11 @@ def reconnect(repl, manager, names: list[str]) -> None:
         if connection.wait_ready(repl.settings.mcp_timeout):
             row = next(row for row in manager.status() if row.name == name)
             offered = f"{len(row.tools)} tools, {row.resources} resources, {len(row.prompts)} prompts"
-            repl.console.print(f"{escape(name)} connected ({offered}).")
+            say(repl, f"{name} connected ({offered}).")
         elif connection.status == "failed":
-            repl.console.print(f"[red]{escape(name)} failed: {escape(connection.error)}[/]")
+            say(repl, f"{name} failed: {connection.error}", "red")
         else:
-            repl.console.print(f"[yellow]{escape(name)} is still starting; /mcp shows when it is ready.[/]")
+            say(repl, f"{name} is still starting; /mcp shows when it is ready.", "yellow")
 
 
 def prompt_entries(repl) -> list[tuple[str, str, str]]:
@@ -80,8 +80,13 @@ def run_prompt(repl, line: str) -> bool:
     try:
         prompt = prompts.expand(repl.agent.mcp, command, text)
     except ConfigError as exc:
-        repl.console.print(f"[yellow]{escape(repl.settings.secret_set.mask(str(exc)))}[/]")
+        say(repl, repl.settings.secret_set.mask(str(exc)), "yellow")
         return True
-    repl.console.print(f"[dim]{escape(prompt.shown)}[/]", highlight=False)  # escape() names control characters
+    say(repl, prompt.shown, "dim")
     repl._turn(prompt.turn)
     return True
+
+
+def say(repl, text: str, style: str | None = None) -> None:
+    """A line as it is: no markup read in it, its control characters named (the terminal chokepoint)."""
+    repl.console.print(visible(text), style=style, markup=False, highlight=False)

@@ -94,7 +94,7 @@ def arguments(command: PromptCommand, text: str) -> dict[str, str]:
             break
         last = index == len(free) - 1
         named[name] = " ".join(positional[index:]) if last else positional[index]
-    missing = [argument.name for argument in command.prompt.arguments if argument.required and argument.name not in named]
+    missing = [item.name for item in command.prompt.arguments if item.required and item.name not in named]
     if missing:
         raise ConfigError(f"{command.name} needs {', '.join(missing)} (usage: {command.usage}).")
     return named

@@ -11,13 +11,13 @@ cut like read_file's output; an image blob through the image checks of tools/ima
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mini_agent.tools.base import NetworkError, Tool, ToolContext, ToolError, ToolResult, truncate_middle
 from mini_agent.xmltext import escape, quoteattr, system_hint
 
-if TYPE_CHECKING:
-    from mini_agent.mcp.manager import McpManager
+McpManager = Any
+"""The session's mcp.manager.McpManager (not imported: it imports this module)."""
 
 LIST_RESOURCES, READ_RESOURCE = "list_mcp_resources", "read_mcp_resource"
 RESOURCES = "resources"
@@ -42,7 +42,9 @@ class ResourceTool(Tool):
         server = arguments.get("server")
         if server is not None and (not isinstance(server, str) or server not in self._servers()):
             known = ", ".join(self._servers()) or "none"
-            raise ToolError(f"Invalid arguments for {self.name}: no MCP server {server!r} with resources (known: {known}).")
+            raise ToolError(
+                f"Invalid arguments for {self.name}: no MCP server {server!r} with resources (known: {known})."
+            )
         if self.name == READ_RESOURCE:
             uri = arguments.get("uri")
             if server is None or not isinstance(uri, str) or not uri.strip():

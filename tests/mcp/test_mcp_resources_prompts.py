@@ -30,9 +30,11 @@ def test_the_model_lists_and_reads_resources_text_escaped_images_as_images(run_c
         ),
         answer("done"),
     )
-    done = run_cli(["-p", "read the notes"], api)  # a server of the user's own config: reads need no rule
+    # A server of the user's own config: reads need no rule. `@server:uri` attaches a resource to the prompt.
+    done = run_cli(["-p", "read the notes, starting with @test:notes://dogs."], api)
     assert done.returncode == 0, done.stderr.decode()
     first = api.message_requests[0]
+    assert "notes on dogs" in request_text(first) and "not a usable path" not in request_text(first)
     assert {"list_mcp_resources", "read_mcp_resource"} <= {tool["name"] for tool in first["tools"]}
     (listed,) = tool_results(api.message_requests[1])
     assert 'server="test"' in listed["content"] and "notes://readme (readme)" in listed["content"]
