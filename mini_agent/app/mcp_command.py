@@ -66,19 +66,13 @@ def prompt_entries(repl) -> list[tuple[str, str, str]]:
 
 
 def run_prompt(repl, line: str) -> bool:
-    """A line naming a server's prompt runs it as one turn; False when it names none."""
-    if not line.startswith(prompts.PREFIX) or repl.agent.mcp is None:
+    """A line naming a server's prompt runs it as one turn; False when it names no configured server."""
+    server = prompts.named_server(line)
+    manager = repl.agent.mcp if server else None
+    if manager is None or server not in manager.connections:
         return False
-    server = line[len(prompts.PREFIX) :].split("__", 1)[0]
-    connection = repl.agent.mcp.connections.get(server)
-    if connection is not None and connection.status in ("pending", "starting"):  # started behind the prompt
-        connection.wait_ready(repl.settings.mcp_timeout)
-    found = prompts.find(repl.agent.mcp, line)
-    if found is None:
-        return False
-    command, text = found
     try:
-        prompt = prompts.expand(repl.agent.mcp, command, text)
+        prompt = prompts.wait_and_expand(manager, line, repl.settings.mcp_timeout)
     except ConfigError as exc:
         say(repl, repl.settings.secret_set.mask(str(exc)), "yellow")
         return True

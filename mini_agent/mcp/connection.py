@@ -95,6 +95,7 @@ class Connection:
             loop = EventLoop.shared()
             self._task = asyncio.run_coroutine_threadsafe(self._supervise(self._run), loop.loop)
             _RUNNING.add(self)
+            _stop_before_thread_pools_end()
 
     def wait_ready(self, timeout: float) -> bool:
         return self._ready.wait(timeout) and self.status == "ready"
@@ -354,6 +355,24 @@ def _tail(stderr) -> str:
 
 
 _RUNNING: set[Connection] = set()
+_REGISTERED: list[bool] = []
+
+
+def _stop_before_thread_pools_end() -> None:
+    """At exit, stop the servers before the interpreter shuts its thread pools down (threading's own exit hooks
+    run before atexit's, the last registered first): after that the loop cannot resolve a host name, so the
+    DELETE that ends a streamable HTTP session to `localhost` failed ("Session termination failed: cannot
+    schedule new futures after shutdown") and the session stayed open on the server (issue 27)."""
+    if _REGISTERED:
+        return
+    import concurrent.futures.thread  # noqa: F401 - its exit hook registered first, so it runs after ours
+    import threading
+
+    try:
+        threading._register_atexit(stop_all)  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # another Python, or already exiting: atexit's stop_all still runs
+        pass
+    _REGISTERED.append(True)
 
 
 @atexit.register

@@ -71,6 +71,27 @@ def find(manager: McpManager | None, line: str) -> tuple[PromptCommand, str] | N
     return None
 
 
+def named_server(line: str) -> str | None:
+    """The server a `/mcp__<server>__<prompt>` line names, or None."""
+    if not line.startswith(PREFIX):
+        return None
+    server, separator, _ = line[len(PREFIX) :].partition("__")
+    return server if separator and server else None
+
+
+def wait_and_expand(manager: McpManager, line: str, timeout: float) -> Expanded:
+    """A prompt command's turn, its server waited for first (up to `timeout`: it may still be starting)."""
+    server = named_server(line)
+    connection = manager.connections.get(server) if server else None
+    if connection is not None and connection.status in ("pending", "starting"):
+        connection.wait_ready(timeout)
+    found = find(manager, line)
+    if found is None:
+        why = f": {connection.error}" if connection is not None and connection.error else ""
+        raise ConfigError(f"No MCP prompt {line.split()[0]}{why}. /mcp lists each server's prompts.")
+    return expand(manager, *found)
+
+
 def arguments(command: PromptCommand, text: str) -> dict[str, str]:
     """The prompt's arguments from what was typed; ConfigError names what is missing or unknown."""
     declared = [argument.name for argument in command.prompt.arguments]

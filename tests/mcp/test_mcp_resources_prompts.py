@@ -130,3 +130,13 @@ def test_resources_and_prompts_over_http_and_sse(run_cli, api, tmp_path, transpo
         assert done.returncode == 0, done.stderr.decode()
         assert "Please review this code for bugs:\\ny" in request_text(api.message_requests[0])
         assert "notes on remote" in tool_results(api.message_requests[2])[0]["content"]
+
+
+def test_a_servers_prompt_in_a_one_shot_run(run_cli, api, tmp_path):
+    user_config(tmp_path, stdio_server())
+    api.script(answer("reviewed"))
+    done = run_cli(["-p", "/mcp__test__review focus=style 'def f(): pass'"], api)
+    assert done.returncode == 0, done.stderr.decode()
+    assert "Please review this code for style:\\ndef f(): pass" in request_text(api.message_requests[0])
+    unknown = run_cli(["-p", "/mcp__test__nothing"], api)
+    assert unknown.returncode != 0 and "No MCP prompt /mcp__test__nothing" in unknown.stderr.decode()

@@ -4,6 +4,7 @@ or over HTTP/SSE on loopback (a child process, stopped at the end), and the tool
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,10 +32,12 @@ def tool_results(request: dict) -> list[dict]:
 
 
 @contextmanager
-def http_server(tmp_path: Path, *flags: str) -> Iterator[int]:
-    """The test server on a free loopback port (`--sse`: the older SSE transport at /sse); yields the port."""
+def http_server(tmp_path: Path, *flags: str, env: dict | None = None) -> Iterator[int]:
+    """The test server on a free loopback port (`--sse`: the older SSE transport at /sse), with `env` added to
+    its environment; yields the port."""
     port_file = tmp_path / "port"
-    server = subprocess.Popen([sys.executable, str(MCP_SERVER), "--http", str(port_file), *flags])
+    command = [sys.executable, str(MCP_SERVER), "--http", str(port_file), *flags]
+    server = subprocess.Popen(command, env={**os.environ, **(env or {})})
     try:
         eventually(lambda: server.poll() is not None or port_file.exists(), "the MCP server listening")
         assert server.poll() is None, "the MCP server exited"

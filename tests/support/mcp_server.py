@@ -5,7 +5,8 @@ with `--sse` the older SSE transport at /sse).
 Tools: echo, add, image (a 1x1 PNG), fail (an is_error result), crash (the process exits), big (long text),
 lookup (read-only), save (writes a file), request_meta (the `_meta` the call came with), and `calls` counting
 the calls this process served. Resources: notes://readme (text with markup in it), notes://{topic} (a
-template), images://pixel (a PNG), blobs://data (bytes). Prompts: review(code, focus="bugs") and hello(). With
+template), images://pixel (a PNG), blobs://data (bytes). Prompts: review(code, focus="bugs") and hello(). Over HTTP, a DELETE (a client ending its session) is
+recorded like an argument (MCP_TEST_RECEIVED, below). With
 --require-header NAME=VALUE, HTTP requests without that header are refused with 401. With MCP_TEST_RECEIVED set to
 a file name, echo and lookup append every argument they receive to that file (what the server saw, for tests of
 what must never reach it).
@@ -155,6 +156,13 @@ def serve_http(port_file: str, header: str | None, sse: bool = False) -> None:
     import uvicorn
 
     app = server.sse_app() if sse else server.streamable_http_app()
+    served = app
+
+    async def app(scope, receive, send):  # noqa: F811 - the SDK's app, its session ends recorded
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            received(f"DELETE {scope['path']}")
+        await served(scope, receive, send)
+
     if header:
         name, _, value = header.partition("=")
         inner = app
