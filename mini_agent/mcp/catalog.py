@@ -55,14 +55,22 @@ async def list_catalog(session, capabilities) -> Catalog:
     if getattr(capabilities, "resources", None) is not None:
         try:
             for item in await _pages(session.list_resources, "resources"):
-                resources.append(RemoteResource(_cut(item.uri), _cut(item.name), _cut(item.description),
-                                                _cut(item.mime_type)))
+                resources.append(
+                    RemoteResource(_cut(item.uri), _cut(item.name), _cut(item.description), _cut(item.mime_type))
+                )
         except Exception:  # noqa: BLE001 - see the docstring
             pass
         try:
             for item in await _pages(session.list_resource_templates, "resource_templates"):
-                resources.append(RemoteResource(_cut(item.uri_template), _cut(item.name), _cut(item.description),
-                                                _cut(item.mime_type), template=True))
+                resources.append(
+                    RemoteResource(
+                        _cut(item.uri_template),
+                        _cut(item.name),
+                        _cut(item.description),
+                        _cut(item.mime_type),
+                        template=True,
+                    )
+                )
         except Exception:  # noqa: BLE001
             pass
     if getattr(capabilities, "prompts", None) is not None:

@@ -154,8 +154,15 @@ class McpManager:
             catalog = connection.catalog
             rows.append(
                 ServerStatus(
-                    name, server.origin, server.source, server.summary(), status, connection.error, tools,
-                    len(catalog.resources), tuple(prompt.name for prompt in catalog.prompts),
+                    name,
+                    server.origin,
+                    server.source,
+                    server.summary(),
+                    status,
+                    connection.error,
+                    tools,
+                    len(catalog.resources),
+                    tuple(prompt.name for prompt in catalog.prompts),
                 )  # fmt: skip
             )
         return rows

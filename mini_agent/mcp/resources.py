@@ -153,8 +153,9 @@ def converted(server: str, result: Any) -> ToolResult:
         else:
             size = len(blob) * 3 // 4
             why = f": {problem}" if problem and mime.startswith("image/") else ""
-            texts.append(f"<mcp_resource {attributes}>binary contents of about {size} bytes, not shown{why}"
-                         "</mcp_resource>")
+            texts.append(
+                f"<mcp_resource {attributes}>binary contents of about {size} bytes, not shown{why}</mcp_resource>"
+            )
     text = truncate_middle("\n".join(texts), OUTPUT_LIMIT, _hint) or "The resource is empty."
     return ToolResult(text, blocks=tuple(images))
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-from support import MCP_SERVER, PATIENCE, eventually
+from support import MCP_SERVER, eventually
 from support.fake_api import answer, tool_use
 from support.mcp_config import stdio_server, tool_results, user_config
 

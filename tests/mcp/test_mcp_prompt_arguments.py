@@ -12,7 +12,8 @@ from mini_agent.errors import ConfigError
 from mini_agent.mcp.catalog import PromptArgument, RemotePrompt
 from mini_agent.mcp.prompts import PromptCommand, arguments, expanded, named_server
 
-REVIEW = PromptCommand("docs", RemotePrompt("review", "", (PromptArgument("code", required=True), PromptArgument("focus"))))
+CODE, FOCUS = PromptArgument("code", required=True), PromptArgument("focus")
+REVIEW = PromptCommand("docs", RemotePrompt("review", "", (CODE, FOCUS)))
 
 
 def test_arguments_by_position_by_name_and_the_last_takes_the_rest():
@@ -36,7 +37,9 @@ def test_the_server_a_command_names():
 @given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text()), max_size=4))
 def test_a_servers_messages_can_neither_close_the_tag_nor_mention_a_file(messages):
     result = SimpleNamespace(
-        messages=[SimpleNamespace(role=role, content=SimpleNamespace(type="text", text=text)) for role, text in messages]
+        messages=[
+            SimpleNamespace(role=role, content=SimpleNamespace(type="text", text=text)) for role, text in messages
+        ]
     )
     turn = expanded(REVIEW, result).turn
     body = turn[turn.index(">") + 1 : turn.rindex("</mcp_prompt>")]

@@ -5,11 +5,12 @@ with `--sse` the older SSE transport at /sse).
 Tools: echo, add, image (a 1x1 PNG), fail (an is_error result), crash (the process exits), big (long text),
 lookup (read-only), save (writes a file), request_meta (the `_meta` the call came with), and `calls` counting
 the calls this process served. Resources: notes://readme (text with markup in it), notes://{topic} (a
-template), images://pixel (a PNG), blobs://data (bytes). Prompts: review(code, focus="bugs") and hello(). Over HTTP, a DELETE (a client ending its session) is
-recorded like an argument (MCP_TEST_RECEIVED, below). With
---require-header NAME=VALUE, HTTP requests without that header are refused with 401. With MCP_TEST_RECEIVED set to
-a file name, echo and lookup append every argument they receive to that file (what the server saw, for tests of
-what must never reach it).
+template), images://pixel (a PNG), blobs://data (bytes). Prompts: review(code, focus="bugs") and hello().
+
+With --require-header NAME=VALUE, HTTP requests without that header are refused with 401. With MCP_TEST_RECEIVED
+set to a file name, echo, lookup and the notes template append every argument they receive to that file (what
+the server saw, for tests of what must never reach it), and over HTTP a DELETE (a client ending its session)
+is recorded there as `DELETE /path`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from typing import Any
 from mini_agent.context.blocks import P0, ContextBlock, Enricher, Skip, TurnInput
 from mini_agent.context.enrich.mentions import RESOURCE_MENTION, find_mentions
 from mini_agent.xmltext import escape
+
 MAX_RESOURCE_MENTIONS = 5
 
 
