@@ -117,7 +117,7 @@ def listing(manager: McpManager, only: str | None = None) -> str:
             lines.append(escape(f"{kind}{item.uri} ({item.name}){mime}{about}"))
         state = "" if connection.status == "ready" else f" status={quoteattr(connection.status)}"
         parts.append(f"<mcp_resources server={quoteattr(name)}{state}>\n" + "\n".join(lines) + "\n</mcp_resources>")
-    return "\n".join(parts) or "No MCP server lists resources."
+    return truncate_middle("\n".join(parts), OUTPUT_LIMIT, _hint) or "No MCP server lists resources."
 
 
 def read(manager: McpManager, server: str, uri: str) -> ToolResult:
@@ -163,6 +163,6 @@ def converted(server: str, result: Any) -> ToolResult:
 def _hint(omitted: int) -> str:
     return system_hint(
         "truncated",
-        f"The resource was cut: {omitted} characters in the middle were omitted.",
+        f"The text was cut: {omitted} characters in the middle were omitted.",
         omitted_chars=str(omitted),
     )

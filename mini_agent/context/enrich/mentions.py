@@ -43,8 +43,8 @@ _MENTION = re.compile(
     r"""(?:"(?P<double>[^"\n]+)"|'(?P<single>[^'\n]+)'|(?P<bare>[^\s"'`@，。；：！？、）】》」』]+))"""
 )
 _TRAILING = ",;:!?)]}'\""
-RESOURCE_MENTION = re.compile(r"(?P<server>[A-Za-z0-9_-]+):(?P<uri>[A-Za-z][\w+.-]*:.+)")
-"""`@server:scheme:...` mentions an MCP server's resource (Claude Code's form; mcp_mentions.py), not a path."""
+RESOURCE_MENTION = re.compile(r"(?P<server>[A-Za-z0-9_-]+):(?P<uri>[A-Za-z][\w+.-]*://.+)")
+"""`@server:protocol://path` mentions an MCP server's resource (Claude Code's form; mcp_mentions.py), not a path."""
 _KINDS = (
     (stat.S_ISFIFO, "named pipe"),
     (stat.S_ISSOCK, "socket"),
