@@ -140,4 +140,3 @@ def test_a_servers_prompt_in_a_one_shot_run(run_cli, api, tmp_path):
     assert "Please review this code for style:\\ndef f(): pass" in request_text(api.message_requests[0])
     unknown = run_cli(["-p", "/mcp__test__nothing"], api)
     assert unknown.returncode != 0 and "No MCP prompt /mcp__test__nothing" in unknown.stderr.decode()
-
