@@ -59,8 +59,9 @@ def reconnect(repl, manager, names: list[str]) -> None:
 
 
 def prompt_entries(repl) -> list[tuple[str, str, str]]:
-    """(name, usage, summary) of every server prompt, for /help and completion; none before the agent is built."""
-    agent = repl._build.ready
+    """(name, usage, summary) of every server prompt, for /help and completion; none before the agent is built
+    (or in a REPL that has none)."""
+    agent = getattr(repl, "built", None)
     manager = agent.mcp if agent is not None else None
     return [(command.name, command.usage, command.summary) for command in prompts.commands(manager)]
 

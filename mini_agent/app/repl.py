@@ -66,6 +66,11 @@ class Repl:
         return self._build.agent()
 
     @property
+    def built(self) -> Agent | None:
+        """The agent if it is built already; never waits."""
+        return self._build.ready
+
+    @property
     def mode(self) -> str:
         agent = self._build.ready
         return agent.mode if agent is not None else self.settings.permission_mode
@@ -234,7 +239,7 @@ class Repl:
         return run_prompt(self, line)
 
     def _prompt_names(self) -> list[tuple[str, str]]:
-        if self._build.ready is None or self._build.ready.mcp is None:
+        if self.built is None or self.built.mcp is None:
             return []  # no servers, or the agent not built yet: nothing to import
         from mini_agent.app.mcp_command import prompt_entries
 
