@@ -128,7 +128,8 @@ def test_resources_and_prompts_over_http_and_sse(run_cli, api, tmp_path, transpo
         )
         done = run_cli([], api, typed=["/mcp__web__review code=y", "read the remote notes"])
         assert done.returncode == 0, done.stderr.decode()
-        assert "Please review this code for bugs:\\ny" in request_text(api.message_requests[0])
+        shown = done.stdout.decode() + done.stderr.decode()
+        assert "Please review this code for bugs:\\ny" in request_text(api.message_requests[0]), shown
         assert "notes on remote" in tool_results(api.message_requests[2])[0]["content"]
 
 
