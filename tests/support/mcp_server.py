@@ -179,6 +179,7 @@ def serve_http(port_file: str, header: str | None, sse: bool = False) -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # before the port is told: a client that comes before uvicorn is up waits, never refused
     with open(port_file + ".tmp", "w") as stream:
         stream.write(str(sock.getsockname()[1]))
     os.replace(port_file + ".tmp", port_file)
