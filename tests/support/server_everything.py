@@ -3,9 +3,9 @@ against a server nobody here wrote: its resources, resource templates and prompt
 and SSE.
 
 Pinned (VERSION) and kept in `~/.cache/mini-agent-tests/server-everything/<version>/` (not under /tmp, which the
-sandbox tests hide). A machine without it installs it there once with `npm install` (about half a minute here); a
-machine without node and npm, or whose npm registry cannot be reached, skips these tests and says why, and
-remembers a failed install for a day (FAILED_MARK) so later runs skip at once instead of trying again.
+sandbox tests hide). A machine without it installs it there once with `npm install` (about half a minute here,
+INSTALL_TIMEOUT at most); a machine without node and npm, or whose npm registry cannot be reached, skips these
+tests and says why, and remembers a failed install for a day (FAILED_MARK) so later runs skip at once.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ CACHE = Path.home() / ".cache" / "mini-agent-tests" / "server-everything"
 HOME = CACHE / VERSION
 BIN = HOME / "node_modules" / ".bin" / "mcp-server-everything"
 FAILED_MARK = CACHE / f"{VERSION}.failed"
-INSTALL_TIMEOUT = 120
+INSTALL_TIMEOUT = 60
 RETRY_AFTER = 24 * 3600
 
 
