@@ -114,7 +114,8 @@ class Gate:
         """
         self._answered = None
         sandboxed = tool.risk == "exec" and self._sandboxed()
-        call = ToolCall(tool.name, tool.risk, arguments)
+        judged_name, judged_risk, judged = tool.judged(arguments)
+        call = ToolCall(judged_name, judged_risk, judged)
         workspace = self.workspace()
         text = arguments.get("path")
         if tool.risk in ("read", "write") and isinstance(text, str):  # a file tool: it opens what is judged here
@@ -133,7 +134,7 @@ class Gate:
                 self.secrets.harvest(self.workspace().resolve(path), path)
         if self.mode != "bypass":  # nothing secret leaves without a yes, whatever the rules allow
             self.secrets.refresh()
-            verdict = guard(verdict, tool.name, arguments, self.secrets)
+            verdict = guard(verdict, judged_name, judged, self.secrets)
         asked = verdict if isinstance(verdict, Ask) else None
         if asked is not None:
             failure = doomed(tool, arguments, self.ctx)

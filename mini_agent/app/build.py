@@ -104,7 +104,12 @@ def context_keeper(agent) -> ContextKeeper:
     from mini_agent.context.sources import default_sources
 
     settings = agent.settings
-    gatherer = Gatherer(default_sources(), default_enrichers(), settings.context_timeout)
+    enrichers = default_enrichers()
+    if agent.mcp is not None:  # `@server:uri` mentions of its servers' resources
+        from mini_agent.context.enrich.mcp_mentions import mcp_mentions
+
+        enrichers.append(mcp_mentions(agent.mcp))
+    gatherer = Gatherer(default_sources(), enrichers, settings.context_timeout)
     model = settings.compact_model or settings.model
     hooks = agent.hooks
     compactor = Compactor(

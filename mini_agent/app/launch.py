@@ -55,14 +55,19 @@ def launch(
         attachment = stdin_attachment(piped, more, settings.stdin_limit)
     if prompt is not None and not prompt.strip():
         raise ConfigError("No prompt: the prompt is empty. Pass one with -p or pipe some text.")
-    if prompt is not None and not interactive and prompt.startswith("/"):  # before servers start or trust is asked
+    server_prompt = prompt is not None and any(prompt.startswith(f"/mcp__{s.name}__") for s in settings.mcp_servers)
+    if prompt is not None and not interactive and prompt.startswith("/") and not server_prompt:  # before servers start
         from mini_agent.app.custom_commands import refuse_unless_a_command
 
         refuse_unless_a_command(prompt, settings)
     attached = _attach_images(images, settings, interactive)
     can_ask = stdin is not None and environment.stdin_isatty and environment.stderr_isatty
     settings, servers, hooks = project_parts(settings, can_ask, environment.stderr, start_servers=not interactive)
-    if prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
+    if server_prompt and not interactive:  # an MCP server's prompt: `-p "/mcp__docs__review 42"`
+        from mini_agent.app import mcp_setup
+
+        prompt = mcp_setup.one_shot_prompt(servers, prompt, settings.mcp_timeout) or prompt
+    elif prompt is not None and not interactive and prompt.startswith("/"):  # a custom command: `-p "/review 42"`
         from mini_agent.app.custom_commands import one_shot_prompt
 
         prompt, settings = one_shot_prompt(prompt, settings, environment.stderr, can_ask=can_ask)

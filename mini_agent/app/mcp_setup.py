@@ -56,6 +56,17 @@ def wait_for_servers(agent, manager: McpManager, timeout: float) -> None:
         )
 
 
+def one_shot_prompt(manager: McpManager | None, prompt: str, timeout: float) -> str | None:
+    """`-p "/mcp__server__prompt args"`: the turn the server's prompt stands for, or None when the prompt names
+    no configured server. ConfigError when the prompt cannot be had."""
+    from mini_agent.mcp import prompts
+
+    server = prompts.named_server(prompt)
+    if manager is None or server not in manager.connections:
+        return None
+    return prompts.wait_and_expand(manager, prompt, timeout).turn
+
+
 def _asker(err: TextIO):
     def ask(server: ServerDef) -> bool:
         heading = f"The project defines the MCP server {server.name} ({server.source}), which runs:"

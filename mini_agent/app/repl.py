@@ -66,6 +66,11 @@ class Repl:
         return self._build.agent()
 
     @property
+    def built(self) -> Agent | None:
+        """The agent if it is built already; never waits."""
+        return self._build.ready
+
+    @property
     def mode(self) -> str:
         agent = self._build.ready
         return agent.mode if agent is not None else self.settings.permission_mode
@@ -76,7 +81,7 @@ class Repl:
         """`first`: a prompt given on the command line, handled as if typed at the first prompt."""
         from mini_agent.ui.repl_input import ReplCompleter, key_bindings, prompt_session
 
-        completer = ReplCompleter(lambda: self.commands.names() + self.custom.names(), self._cwd)
+        completer = ReplCompleter(lambda: self.commands.names() + self.custom.names() + self._prompt_names(), self._cwd)
         bindings = key_bindings(self.modes, self.renderer.show_thinking)
         session = prompt_session(self.settings.data_dir / "history", completer, bindings)
         self._banner()
@@ -201,7 +206,7 @@ class Repl:
 
     def _slash(self, line: str) -> bool:
         command, argument, suggestion = self.commands.find(line)
-        if command is None and self._custom_command(line):
+        if command is None and (self._custom_command(line) or self._mcp_prompt(line)):
             return False
         if command is None and (answer := instead(line.split()[0])):
             self.console.print(f"[yellow]{escape(line.split()[0])} is Claude Code's. {escape(answer)}[/]")
@@ -227,6 +232,18 @@ class Repl:
         if invocation is not None:
             run_in_repl(self, invocation)
         return invocation is not None
+
+    def _mcp_prompt(self, line: str) -> bool:
+        from mini_agent.app.mcp_command import run_prompt
+
+        return run_prompt(self, line)
+
+    def _prompt_names(self) -> list[tuple[str, str]]:
+        if self.built is None or self.built.mcp is None:
+            return []  # no servers, or the agent not built yet: nothing to import
+        from mini_agent.app.mcp_command import prompt_entries
+
+        return [(name, summary) for name, _, summary in prompt_entries(self)]
 
     def _remembered(self, line: str) -> bool:
         """`#note`, "remember ..." or "记住 ..." saves a note instead of starting a turn (as Claude Code's `#` does):

@@ -34,7 +34,12 @@ def builtin_commands(repl) -> SlashCommands:
         ("/resume", "/resume [id]", "continue an earlier session of this directory", _resume),
         ("/rewind", "/rewind [N] [both|conversation|files]", "go back to before a prompt (Esc Esc)", rewind_command),
         ("/fork", "/fork", "go on in a copy of this session; this one stays as it is", fork_command),
-        ("/mcp", "/mcp [login NAME]", "MCP servers: status, tools, errors; log in to a remote one", _mcp),
+        (
+            "/mcp",
+            "/mcp [reconnect [NAME] | login NAME]",
+            "MCP servers: status, what they offer; reconnect, log in",
+            _mcp,
+        ),
         ("/status", "/status", "model, endpoint, mode, session, directory, sandbox", status),
         ("/config", "/config", "the settings in force (mini-agent config says where each comes from)", config),
         ("/permissions", "/permissions", "the permission mode, rules and protections", permissions),
@@ -55,6 +60,10 @@ def _help(repl, argument: str) -> None:
     custom, warnings = repl.custom.help_lines(width)
     for line in repl.commands.help_lines(width):
         repl.console.print(escape(line), highlight=False)
+    from mini_agent.app.mcp_command import prompt_entries
+
+    for _, usage, summary in prompt_entries(repl):  # the MCP servers' prompts
+        repl.console.print(escape(f"{usage:<{width}}  {summary}"), highlight=False)
     for line in custom:
         repl.console.print(escape(line), highlight=False)
     for warning in warnings:
@@ -136,16 +145,14 @@ def _trace(repl, argument: str) -> None:
 
 
 def _mcp(repl, argument: str) -> None:
-    from mini_agent.ui.mcp_view import status_lines
+    from mini_agent.app.mcp_command import mcp_command
 
     if argument.split()[:1] == ["login"]:
         from mini_agent.app.mcp_login_command import login_command
 
         login_command(repl, argument.split()[1:])
         return
-
-    for line in status_lines(repl.agent.mcp):
-        repl.console.print(escape(line), highlight=False)
+    mcp_command(repl, argument)
 
 
 def _undo(repl, argument: str) -> None:

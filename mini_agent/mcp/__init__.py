@@ -1,6 +1,7 @@
 """MCP servers as tool providers: their definitions (config.toml, .mcp.json) and the trust question they need,
 connections through the official `mcp` SDK on one background event loop, their tools as registry tools named
-`mcp__<server>__<tool>`, and the manager that starts them and reports their status.
+`mcp__<server>__<tool>`, their resources (two tools) and prompts (slash commands), and the manager that starts
+them, reconnects them and reports their status.
 
 May import: model, hooks, events, xmltext (hints), settings, config_files, trust, tools.base (Tool, ToolError,
 truncation), processes (its stdio servers; the login's browser), safety, files (the token file's locked writes).

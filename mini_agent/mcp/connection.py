@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mini_agent.errors import ConfigError
+from mini_agent.mcp.catalog import Catalog
 from mini_agent.mcp.event_loop import EventLoop
 from mini_agent.mcp.servers import ServerDef, expand
 from mini_agent.processes.stdio_server import (
@@ -77,6 +78,8 @@ class Connection:
         self.status: Status = "pending"
         self.error = ""
         self.tools: tuple[RemoteTool, ...] = ()
+        self.catalog = Catalog()
+        """Its resources and prompts (catalog.py), listed with its tools."""
         self._on_change = on_change
         self._secrets = secrets
         self._session: Any = None
@@ -103,6 +106,7 @@ class Connection:
             loop = EventLoop.shared()
             self._task = asyncio.run_coroutine_threadsafe(self._supervise(self._run), loop.loop)
             _RUNNING.add(self)
+            _stop_before_thread_pools_end()
 
     def wait_ready(self, timeout: float) -> bool:
         return self._ready.wait(timeout) and self.status == "ready"
@@ -119,6 +123,14 @@ class Connection:
                 task.cancel()
             _RUNNING.discard(self)
             self._kill_group()
+
+    def reconnect(self) -> None:
+        """Stop the server, however it is (hung, failed, ready), and start it again in the background."""
+        self.stop()
+        with self._lock:
+            if self.status in ("starting", "ready"):
+                self.status = "pending"  # stopped: start() would take it for a running server
+        self.start()
 
     def _kill_group(self) -> None:
         group, self.group = self.group, 0
@@ -145,6 +157,20 @@ class Connection:
         the request's `_meta` (tools.py: the user's original request).
 
         Raises ConnectionError when the server cannot be reached (it is then marked failed)."""
+        return self.request(lambda session: session.call_tool(tool, arguments, meta=meta), timeout, start_timeout)
+
+    def read_resource(self, uri: str, timeout: float | None = None) -> Any:
+        """The SDK's ReadResourceResult for `uri`; errors as `call`'s."""
+        return self.request(lambda session: session.read_resource(uri), timeout)
+
+    def get_prompt(self, name: str, arguments: dict[str, str], timeout: float | None = None) -> Any:
+        """The SDK's GetPromptResult; errors as `call`'s."""
+        return self.request(lambda session: session.get_prompt(name, arguments or None), timeout)
+
+    def request(self, make: Callable[[Any], Any], timeout: float | None = None, start_timeout: float = 10.0) -> Any:
+        """`make(session)`'s coroutine run on the loop; a dead server is started again first. Raises
+        ConnectionError when the server cannot be reached (it is then marked failed), the SDK's MCPError when it
+        answered with a protocol error."""
         timeout = self.call_timeout if timeout is None else timeout
         if self.status != "ready":
             self.start()
@@ -152,7 +178,7 @@ class Connection:
                 raise ConnectionError(self.error or f"the server did not start within {start_timeout:g} s")
         session, run = self._session, self._run
         try:
-            return EventLoop.shared().run(session.call_tool(tool, arguments, meta=meta), timeout)
+            return EventLoop.shared().run(make(session), timeout)
         except TimeoutError:
             raise ConnectionError(f"no answer within {timeout:g} s (mcp_call_timeout sets the limit)") from None
         except Exception as exc:
@@ -184,15 +210,18 @@ class Connection:
                 require_command(expand(self.server.command), self._environment().get("PATH", ""))
             from mcp import ClientSession
 
+            from mini_agent.mcp.catalog import list_catalog
+
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(stderr))
                 self._watch(stderr)
                 session = await stack.enter_async_context(ClientSession(read, write))
-                await session.initialize()
+                initialized = await session.initialize()
                 tools = await _list_tools(session)
+                catalog = await list_catalog(session, initialized.capabilities)
                 if run != self._run:
                     return
-                self._session, self.tools, self.status = session, tools, "ready"
+                self._session, self.tools, self.catalog, self.status = session, tools, catalog, "ready"
                 self._ready.set()
                 self._on_change(self)
                 await stop.wait()
@@ -359,6 +388,24 @@ def _tail(stderr) -> str:
 
 
 _RUNNING: set[Connection] = set()
+_REGISTERED: list[bool] = []
+
+
+def _stop_before_thread_pools_end() -> None:
+    """At exit, stop the servers before the interpreter shuts its thread pools down (threading's own exit hooks
+    run before atexit's, the last registered first): after that the loop cannot resolve a host name, so the
+    DELETE that ends a streamable HTTP session to `localhost` failed ("Session termination failed: cannot
+    schedule new futures after shutdown") and the session stayed open on the server (issue 27)."""
+    if _REGISTERED:
+        return
+    import concurrent.futures.thread  # noqa: F401 - its exit hook registered first, so it runs after ours
+    import threading
+
+    try:
+        threading._register_atexit(stop_all)  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # another Python, or already exiting: atexit's stop_all still runs
+        pass
+    _REGISTERED.append(True)
 
 
 @atexit.register

@@ -43,6 +43,9 @@ class ServerStatus:
     status: str
     error: str
     tools: tuple[str, ...]
+    resources: int = 0
+    """Resources and resource templates it lists."""
+    prompts: tuple[str, ...] = ()
 
 
 class McpManager:
@@ -129,7 +132,9 @@ class McpManager:
         return [row for row in self.status() if row.status in (*FAILED, "untrusted")]
 
     def tools(self) -> list[Tool]:
-        """The tools of every server that has listed them, sorted by server then tool: a stable prefix."""
+        """The tools of every server that has listed them, sorted by server then tool: a stable prefix; then
+        the two resource tools while a ready server lists resources (resources.py)."""
+        from mini_agent.mcp.resources import resource_tools
         from mini_agent.mcp.tools import remote_tools
 
         tools: list[Tool] = []
@@ -137,7 +142,13 @@ class McpManager:
             connection = self.connections[name]
             if connection.tools:
                 tools.extend(remote_tools(connection))
-        return tools
+        return tools + resource_tools(self)
+
+    def reconnect(self, name: str) -> None:
+        """Stop the server (hung, failed or fine) and start it again in the background; a project server not
+        trusted stays out. Its tools and the model's hint follow when it is ready or fails (`_changed`)."""
+        if name not in self._untrusted:
+            self.connections[name].reconnect()
 
     def status(self) -> list[ServerStatus]:
         rows = []
@@ -146,8 +157,19 @@ class McpManager:
             server = connection.server
             tools = tuple(tool.name for tool in connection.tools)
             status = "late" if name in self._late and connection.status == "starting" else connection.status
+            catalog = connection.catalog
             rows.append(
-                ServerStatus(name, server.origin, server.source, server.summary(), status, connection.error, tools)
+                ServerStatus(
+                    name,
+                    server.origin,
+                    server.source,
+                    server.summary(),
+                    status,
+                    connection.error,
+                    tools,
+                    len(catalog.resources),
+                    tuple(prompt.name for prompt in catalog.prompts),
+                )  # fmt: skip
             )
         return rows
 

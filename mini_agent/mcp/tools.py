@@ -106,7 +106,7 @@ def convert(result: Any) -> ToolResult:
         if kind == "text":
             texts.append(item.text)
         elif kind == "image":
-            image, problem = _fitted(item.data)
+            image, problem = fitted_image(item.data)
             if image is not None:
                 images.append(image.block())
             else:
@@ -131,7 +131,7 @@ def convert(result: Any) -> ToolResult:
     return ToolResult(text, blocks=tuple(images))
 
 
-def _fitted(data: object):
+def fitted_image(data: object):
     """A server's image checked and fitted like a file's (tools/image_file.py): decoded by its content, not its
     declared type, scaled to the API's limits; or why not. A hostile server's bomb is refused here."""
     import base64

@@ -193,6 +193,11 @@ class Tool:
     """It changes the file its `key_argument` names: the changed file is reported (sub-agents, context sources)
     and shown as a diff."""
 
+    def judged(self, arguments: dict) -> tuple[str, str, dict]:
+        """The call as the permission policy and the egress check judge it: (name, risk, arguments). A tool that
+        stands for another's call says so (reading an MCP server's resource is a call to that server)."""
+        return self.name, self.risk, arguments
+
     def schema(self) -> dict:
         """The tool as the Messages API `tools` parameter expects it."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

@@ -453,3 +453,12 @@ def test_default_enrichers_in_order() -> None:
     assert enrichers == [mentions, timeexpr.time_expressions, references, urls]
     assert [enricher.name for enricher in enrichers][::2] == ["mentions", "references"]
     assert not mentions.inline and references.inline and urls.inline
+
+
+def test_a_resource_mention_is_left_to_the_mcp_enricher_and_a_path_with_a_colon_is_not_one(tmp_path):
+    from mini_agent.context.enrich.mcp_mentions import resource_mentions
+
+    text = "see @docs:notes://readme and @src/a.py:10 and @x:y"
+    assert resource_mentions(text) == [("docs", "notes://readme")]
+    blocks = mentions.enrich(turn(text, tmp_path))
+    assert [block.name for block in blocks] == ["file:src/a.py:10", "file:x:y"]

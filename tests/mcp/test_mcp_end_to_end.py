@@ -6,27 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-from support import MCP_SERVER, PATIENCE, eventually
+from support import MCP_SERVER, eventually
 from support.fake_api import answer, tool_use
-
-
-def user_config(tmp_path: Path, text: str) -> None:
-    """The user's config.toml; its servers are waited for up to PATIENCE (a loaded machine can take longer than
-    the default 5 s to start one, and the run would go on without it). A test of the wait sets its own."""
-    home = tmp_path / "mini-agent-home"
-    home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(text if "mcp_timeout" in text else f"mcp_timeout = {PATIENCE}\n{text}")
-
-
-def stdio_server(name: str = "test", extra: str = "") -> str:
-    command = json.dumps(sys.executable)
-    return f"[mcp_servers.{name}]\ncommand = {command}\nargs = [{json.dumps(str(MCP_SERVER))}]\n{extra}"
-
-
-def tool_results(request: dict) -> list[dict]:
-    return [block for block in request["messages"][-1]["content"] if block.get("type") == "tool_result"]
+from support.mcp_config import stdio_server, tool_results, user_config
 
 
 def test_the_model_calls_a_stdio_servers_tools(run_cli, api, tmp_path):

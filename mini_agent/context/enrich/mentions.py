@@ -43,6 +43,8 @@ _MENTION = re.compile(
     r"""(?:"(?P<double>[^"\n]+)"|'(?P<single>[^'\n]+)'|(?P<bare>[^\s"'`@，。；：！？、）】》」』]+))"""
 )
 _TRAILING = ",;:!?)]}'\""
+RESOURCE_MENTION = re.compile(r"(?P<server>[A-Za-z0-9_-]+):(?P<uri>[A-Za-z][\w+.-]*://.+)")
+"""`@server:protocol://path` mentions an MCP server's resource (Claude Code's form; mcp_mentions.py), not a path."""
 _KINDS = (
     (stat.S_ISFIFO, "named pipe"),
     (stat.S_ISSOCK, "socket"),
@@ -79,7 +81,11 @@ def _strip_trailing(token: str) -> str:
 
 
 def enrich_mentions(inp: TurnInput) -> list[ContextBlock]:
-    mentioned = [typed for typed in find_mentions(inp.text) if f"@{typed}" not in inp.attached]
+    mentioned = [
+        typed
+        for typed in find_mentions(inp.text)
+        if f"@{typed}" not in inp.attached and not RESOURCE_MENTION.fullmatch(typed)
+    ]
     if not mentioned:
         raise Skip("no @mentions" if not inp.attached else "only images, attached as such")
     blocks = [ContextBlock(f"file:{typed}", P0, describe(typed, inp.cwd)) for typed in mentioned[:MAX_MENTIONS]]
