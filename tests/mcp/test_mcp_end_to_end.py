@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from support import MCP_SERVER, eventually
+from support import MCP_SERVER, PATIENCE, eventually
 from support.fake_api import answer, tool_use
 from support.mcp_config import stdio_server, tool_results, user_config
 

@@ -120,7 +120,8 @@ def test_a_known_secret_in_a_task_is_masked_in_the_list_shown_and_kept(api, run_
     todos = [{"content": f"Rotate {token}", "status": "pending"}]
     api.script(answer(tool_use("todo_write", {"todos": todos})), answer("ok"))
     done = run_cli(["-p", "plan the rotation", "--output-format", "stream-json"], api, env={"GITHUB_TOKEN": token})
-    result = next(json.loads(line) for line in done.stdout.decode().splitlines() if '"tool_result"' in line)
+    records = [json.loads(line) for line in done.stdout.decode().splitlines() if line.strip()]
+    result = next(record for record in records if record["type"] == "tool_result")  # not Claude Code's `user`
     assert result["todos"][0]["content"].startswith("Rotate ") and token not in done.stdout.decode()
     entries = [json.loads(line) for path in tmp_path.rglob("*.jsonl") for line in path.read_text().splitlines()]
     (kept,) = [entry["todos"] for entry in entries if entry.get("type") == "todos"]
