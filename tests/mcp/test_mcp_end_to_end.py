@@ -141,6 +141,7 @@ def test_a_server_s_tool_gets_the_user_s_original_request_in_meta_with_secrets_m
 
 
 def test_a_project_server_waits_for_trust(run_cli, api, tmp_path):
+    user_config(tmp_path, "")  # its wait for the server: PATIENCE
     project = tmp_path / "project"
     project.mkdir()
     (project / ".git").mkdir()
