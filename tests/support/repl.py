@@ -53,4 +53,3 @@ def finish(child: pexpect.spawn) -> int:
     child.expect(pexpect.EOF)
     child.close()
     return child.exitstatus
-
