@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 from support import MCP_SERVER, PATIENCE, eventually
 from support.fake_api import answer, tool_use
 
@@ -76,6 +77,7 @@ def test_a_streamable_http_server_with_headers(run_cli, api, tmp_path):
         eventually(lambda: server.poll() is not None or port_file.exists(), "the MCP server listening")
         assert server.poll() is None
         url = f"http://127.0.0.1:{port_file.read_text()}/mcp"
+        httpx.get(url, timeout=PATIENCE)  # any answer (401: no header) says it serves: the run's client has a deadline
         user_config(tmp_path, f'[mcp_servers.web]\nurl = "{url}"\nheaders = {{ X-Token = "${{WEB_TOKEN}}" }}\n')
         api.script(answer(tool_use("mcp__web__add", {"a": 2, "b": 3}, id="a1")), answer("5"))
         done = run_cli(["-p", "add", "--allow", "mcp__web__add"], api, env={"WEB_TOKEN": "tok-SECRET-12345"})
