@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from support import BIN, TEST_KEY  # noqa: E402
+from support import BIN, PATIENCE, TEST_KEY  # noqa: E402
 from support.fake_api import FakeAnthropicAPI  # noqa: E402
 from support.in_process import run_in_process, run_repl_in_process  # noqa: E402
 from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sandbox mechanism in turn
@@ -113,7 +113,7 @@ def run_cli(tmp_path):
         input: str | bytes | None = None,
         env: dict | None = None,
         cwd: Path | None = None,
-        timeout: float = 60,
+        timeout: float = PATIENCE,
         in_process: bool = True,
         typed: list[str] | None = None,
     ) -> subprocess.CompletedProcess:

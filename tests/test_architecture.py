@@ -7,9 +7,16 @@ Every import counts, including those only for type checking and those inside fun
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mini_agent"
+
+
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks here (each walks every module of the package)."""
+    return ast.parse(source)
 
 
 def module_name(path: Path, package_root: Path = PACKAGE) -> str:
@@ -24,7 +31,7 @@ def imported_modules(path: Path, modules: set[str], package_root: Path = PACKAGE
     name = module_name(path, package_root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -45,6 +52,12 @@ def imported_modules(path: Path, modules: set[str], package_root: Path = PACKAGE
 
 
 def import_graph() -> dict[str, set[str]]:
+    """Each module of the package and the project modules it imports (a fresh copy: the checks may change it)."""
+    return {name: set(targets) for name, targets in _import_graph().items()}
+
+
+@functools.cache
+def _import_graph() -> dict[str, set[str]]:
     files = {module_name(path): path for path in PACKAGE.rglob("*.py")}
     modules = set(files)
     graph = {name: imported_modules(path, modules) for name, path in files.items()}
@@ -197,7 +210,7 @@ def test_a_private_module_is_imported_only_inside_its_package() -> None:
 
 def test_every_package_says_what_it_owns() -> None:
     for init in PACKAGE.rglob("__init__.py"):
-        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        docstring = ast.get_docstring(parsed(init.read_text(encoding="utf-8")))
         where = init.relative_to(PACKAGE.parent)
         assert docstring and len(docstring) > 80, f"{where} does not say what it owns"
         assert "import" in docstring.lower(), f"{where} does not say what it may import"
@@ -220,7 +233,7 @@ def agent_attribute_writes(source: str) -> list[str]:
     """`agent.X = ...`, `agent.X += ...`, `a, agent.X = ...`, `agent.X[k] = ...`, `del agent.X` and
     `setattr(agent, ...)` in `source`, in line order."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
             targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
             for part in (part for target in targets for part in ast.walk(target)):

@@ -1,4 +1,6 @@
-"""The installed command in a real pseudo-terminal: the interactive loop and approval with a diff."""
+"""The installed command in a real pseudo-terminal: Ctrl-C in a turn, approval with a diff, what the terminal shows
+of each request, the prompt drawn before the build. The loop's behaviour without a terminal:
+tests/app/test_repl_session.py."""
 
 from __future__ import annotations
 
@@ -9,23 +11,6 @@ import pytest
 from support import alive, eventually, process_running, script_an_edit_to_approve
 from support.fake_api import answer, tool_use
 from support.repl import finish, spawn
-
-
-def test_one_turn_per_line_and_ctrl_d_exits(api, tmp_path):
-    api.script(answer("Hello from the model."), answer("Second answer."))
-    child = spawn(api, tmp_path)
-    child.expect("›")
-    child.sendline("hello")
-    child.expect("Hello from the model.")
-    child.expect("›")
-    child.sendline("and again")
-    child.expect("Second answer.")
-    child.expect("›")
-    child.sendcontrol("d")
-    assert finish(child) == 0
-    second = api.message_requests[1]["messages"]
-    assert [m["role"] for m in second] == ["user", "assistant", "user"]
-    assert second[2]["content"][0]["text"] == "and again"
 
 
 def test_ctrl_c_during_a_command_returns_to_the_prompt_with_the_session_intact(api, tmp_path):
@@ -69,34 +54,6 @@ def test_with_a_terminal_an_edit_shows_its_diff_and_waits_for_an_answer(api, tmp
     assert result.get("is_error", False) == (reply == "n")
     if reply == "n":
         assert "declined" in result["content"]
-
-
-def test_compact_with_a_focus_and_trace_toggle_in_the_session(api, tmp_path):
-    summary = "## User goals and explicit instructions\nPort the parser."
-    api.script(answer("First done."), answer("Second done."), answer(summary), answer("Third done."))
-    child = spawn(api, tmp_path)
-    for line, reply in (("port the parser", "First done."), ("now the tests", "Second done.")):
-        child.expect("›")
-        child.sendline(line)
-        child.expect(reply)
-    child.expect("›")
-    child.sendline("/compact keep the parser API")
-    child.expect(r"Compacted the conversation \(manual\)")
-    child.expect("›")
-    child.sendline("/trace")
-    child.expect("trace on")
-    child.expect("›")
-    child.sendline("and the docs")
-    child.expect("trace · original message")
-    child.expect("enricher mentions")
-    child.expect("Third done.")
-    child.expect("›")
-    child.sendcontrol("d")
-    assert finish(child) == 0
-    summary_request, after = api.message_requests[2], api.message_requests[3]
-    assert "focus on: keep the parser API" in summary_request["messages"][0]["content"][0]["text"]
-    assert "Port the parser." in after["system"][2]["text"]
-    assert after["messages"][-1]["content"][0]["text"] == "and the docs"
 
 
 def test_each_request_is_set_apart_in_the_scrollback(api, tmp_path):

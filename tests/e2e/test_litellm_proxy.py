@@ -1,4 +1,5 @@
-"""mini-agent through a real LiteLLM proxy: the installed command, the real `litellm` process, a scripted upstream.
+"""mini-agent through a real LiteLLM proxy: the real `litellm` process, a scripted upstream, and mini-agent run in
+this process (`run_cli`; the first test runs the installed command through the whole chain).
 
     mini-agent --base-url <proxy>  ->  litellm proxy (master key, model list)  ->  FakeAnthropicAPI
 
@@ -72,12 +73,13 @@ def gateway(litellm, upstream):
 
 
 @pytest.fixture
-def agent(run_installed, gateway):
-    """Run the installed mini-agent against the proxy; `key` picks the variable the master key travels in."""
+def agent(run_cli, gateway):
+    """Run mini-agent against the proxy, in this process (the proxy is the boundary under test) unless
+    `in_process=False`; `key` picks the variable the master key travels in."""
 
     def run(args: list[str], key: str = "ANTHROPIC_API_KEY", model: str = MODEL, env: dict | None = None, **kw):
         environment = {"ANTHROPIC_BASE_URL": gateway.url, key: gateway.master_key, "ANTHROPIC_MODEL": model}
-        return run_installed(args, env={**environment, **(env or {})}, **kw)
+        return run_cli(args, env={**environment, **(env or {})}, **kw)
 
     return run
 
@@ -144,7 +146,9 @@ def test_a_session_through_the_proxy_uses_all_five_tools(agent, upstream, tmp_pa
             answer("app.py now greets with Howdy, as release 3.1 says; CHANGELOG.md notes it."),
         )
         done = agent(
-            ["-p", "apply release 3.1 to app.py", "--yes", "--allow", "web_fetch(127.0.0.1)", "--output-format", "json"]
+            ["-p", "apply release 3.1 to app.py", "--yes", "--allow", "web_fetch(127.0.0.1)"]
+            + ["--output-format", "json"],
+            in_process=False,  # the installed command, its sandboxed bash and all, through the proxy
         )
         assert web.hits["/notes"] == 1
     assert done.returncode == 0, done.stderr.decode()
@@ -195,10 +199,10 @@ def test_a_session_through_the_proxy_uses_all_five_tools(agent, upstream, tmp_pa
 
 
 @pytest.mark.parametrize("variable", ["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"])
-def test_the_proxy_accepts_the_key_header_mini_agent_sends(agent, run_installed, api, upstream, variable):
+def test_the_proxy_accepts_the_key_header_mini_agent_sends(agent, run_cli, api, upstream, variable):
     """Whichever variable holds the key, the header mini-agent puts it in gets it through the proxy."""
     api.script(answer("Seen directly."))  # first, what mini-agent sends, seen by the fake itself
-    direct = run_installed(["-p", "say hello"], env={"ANTHROPIC_BASE_URL": api.url, variable: "sk-probe-0123456789"})
+    direct = run_cli(["-p", "say hello"], env={"ANTHROPIC_BASE_URL": api.url, variable: "sk-probe-0123456789"})
     assert direct.returncode == 0, direct.stderr.decode()
     sent = {k.lower(): v for k, v in api.requests[-1].headers.items() if "sk-probe-0123456789" in v}
     assert len(sent) == 1, sent  # one header carries the key (anthropic SDK 2.x: `authorization: Bearer ...`)
@@ -357,11 +361,11 @@ def test_an_upstream_429_behind_a_keepalive_proxy_is_reported_with_its_message(a
         ),
     ],
 )
-def test_a_recorded_proxy_failure_reads_as_one_clear_line(run_installed, case, message):
+def test_a_recorded_proxy_failure_reads_as_one_clear_line(run_cli, case, message):
     """What the proxy answered to a hang-up, to an HTML 502, and (keepalive on) to a 500, replayed byte for byte."""
     with RawUpstream() as raw:
         raw.script(*[RawReply.from_fixture(ENDPOINTS / f"litellm__{case}.json") for _ in range(3)])
-        done = run_installed(
+        done = run_cli(
             ["-p", "say hello"],
             env={"ANTHROPIC_BASE_URL": raw.url, "ANTHROPIC_API_KEY": "sk-any", "ANTHROPIC_MODEL": MODEL},
         )

@@ -14,7 +14,7 @@ from xml.sax.saxutils import unescape
 
 import httpx
 import pytest
-from support import llama_server
+from support import PATIENCE, llama_server
 from support.conversation import is_summary_request
 
 from mini_agent.agent import Agent
@@ -94,7 +94,9 @@ def props_n_ctx(server) -> int:
 
 
 def settings_of(settings_for, server, **overrides):
-    values = dict(provider="llamacpp", api_key="none", model=listed_models(server)[0], request_timeout=60.0)
+    # No deadline a loaded machine can miss: a tiny model on two busy cores can pause longer than any fixed one.
+    patient = dict(request_timeout=PATIENCE, stream_idle_timeout=PATIENCE)
+    values = dict(provider="llamacpp", api_key="none", model=listed_models(server)[0], **patient)
     values.update(overrides)
     return settings_for(server, **values)
 

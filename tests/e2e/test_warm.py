@@ -1,70 +1,35 @@
 """The warm start, with real processes: the installed command, a real server in a private runtime directory,
-the loopback model. Whatever the path, an invocation gives the same output, exit code and session files."""
+the loopback model. Whatever the path, an invocation gives the same output, exit code and session files. Who may
+use the server: test_warm_isolation.py."""
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pexpect
 import pytest
-from support import BIN, PATIENCE, TEST_KEY, alive, ctrl_c_while_running, eventually, script_an_edit_to_approve
+from support import BIN, PATIENCE, alive, ctrl_c_while_running, eventually, script_an_edit_to_approve
 from support.fake_api import answer, tool_use
-from support.unprivileged import NOBODY
 from support.warm import (
+    PR_SET_NO_NEW_PRIVS,
     command,
+    environment,
     installed,
-    private_runtime_dir,
+    served,
     servers_in,
     start,
     status,
-    stop_servers_in,
     wait_for_server,
 )
 
 import mini_agent
-from mini_agent.warm import protocol
-
-
-@pytest.fixture
-def runtime(tmp_path):
-    directory = private_runtime_dir()
-    yield directory
-    stop_servers_in(directory)
-
-
-def environment(api, tmp_path: Path, runtime: Path, warm: bool) -> dict:
-    # Not CI's own variable either: in CI without a terminal no server is started (entry.worth_a_server).
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_")) and k != "CI"}
-    env.update(
-        ANTHROPIC_BASE_URL=api.url if api else "http://127.0.0.1:9",
-        ANTHROPIC_API_KEY=TEST_KEY,
-        ANTHROPIC_MODEL="claude-test",
-        NO_COLOR="1",
-        TERM="xterm",
-        MINI_AGENT_RETRY_BASE_DELAY="0.01",
-        MINI_AGENT_MAX_RETRIES="2",
-        MINI_AGENT_HOME=str(tmp_path / "home"),
-        XDG_RUNTIME_DIR=str(runtime),
-        MINI_AGENT_SERVER_IDLE="120",
-    )
-    if not warm:
-        env["MINI_AGENT_NO_SERVER"] = "1"
-    return env
-
-
-def served(env: dict) -> int:
-    return int(status(env).get("invocations served", "0"))
-
 
 VARIABLE = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"), "<when>"),
@@ -100,14 +65,12 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_the_warm_path_gives_what_the_normal_path_gives(api, tmp_path, runtime, case):
+def test_the_warm_path_gives_what_the_normal_path_gives(api, tmp_path, shared_runtime, server_env, case):
     args, piped = CASES[case]
     results = {}
     for warm in (False, True):
         home = tmp_path / ("warm" if warm else "cold")
-        env = environment(api, home, runtime, warm)
-        if warm:
-            start(env)
+        env = environment(api, home, shared_runtime, warm)
         before = served(env) if warm else 0
         if case != "usage error":
             api.script(answer(tool_use("read_file", {"path": "notes.txt"})), answer("Hi: the notes say 42."))
@@ -121,9 +84,8 @@ def test_the_warm_path_gives_what_the_normal_path_gives(api, tmp_path, runtime, 
     assert results[True][0] == (2 if case == "usage error" else 0)
 
 
-def test_ctrl_c_reaches_the_worker_and_its_command(api, tmp_path, runtime):
-    env = environment(api, tmp_path, runtime, warm=True)
-    start(env)
+def test_ctrl_c_reaches_the_worker_and_its_command(api, tmp_path, server_env):
+    env = server_env
     api.script(answer(tool_use("bash", {"command": "exec sleep 60.6161"})))
     child = subprocess.Popen(
         [str(BIN), "-p", "wait", "--yes"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -132,9 +94,8 @@ def test_ctrl_c_reaches_the_worker_and_its_command(api, tmp_path, runtime):
     assert "Interrupted" in ctrl_c_while_running(child, "sleep", "60.6161")
 
 
-def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, runtime):
-    env = environment(api, tmp_path, runtime, warm=True)
-    start(env)
+def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, server_env):
+    env = server_env
     before = served(env)
     target = script_an_edit_to_approve(api, tmp_path)
     child = pexpect.spawn(
@@ -223,130 +184,6 @@ def test_server_status_and_stop(tmp_path, runtime):
     assert not alive(pid) and status(env)["warm server"] == "not running"
 
 
-def test_a_runtime_directory_others_may_enter_means_no_warm_start(api, tmp_path, runtime):
-    env = environment(api, tmp_path, runtime, warm=True)
-    (runtime / "mini-agent").mkdir(mode=0o755)
-    (runtime / "mini-agent").chmod(0o755)
-    api.script(answer("Cold."))
-    assert command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL).stdout == b"Cold.\n"
-    assert "no private runtime directory" in status(env)["socket"]
-
-
-PR_SET_NO_NEW_PRIVS = 38
-OUTSIDERS = ["another user", "a sandboxed process of ours"]
-"""Who must get nothing from either end: a process of another uid, and one of ours running with no_new_privs,
-as every command in the agent's sandbox does (Landlock cannot hide /tmp/mini-agent-<uid> from it)."""
-
-
-def _as_outsider(who: str, action) -> int:
-    if who == "another user" and os.geteuid() != 0:
-        pytest.skip("needs root to run a process as another user")
-    pid = os.fork()
-    if pid == 0:
-        try:
-            if who == "another user":
-                os.setgid(NOBODY)
-                os.setuid(NOBODY)
-            else:
-                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-            action()
-        finally:
-            os._exit(0)
-    return pid
-
-
-@pytest.mark.parametrize("who", OUTSIDERS)
-def test_a_socket_planted_by_an_outsider_gets_nothing_from_the_client(api, tmp_path, runtime, who):
-    """A listener at our socket path that is not ours, or is sandboxed, is refused: no environment, no
-    descriptors; the invocation runs the normal way."""
-    env = environment(api, tmp_path, runtime, warm=True)
-    shared = Path(f"/tmp/ma-shared-{os.getpid()}")
-    shared.mkdir(mode=0o777)
-    shared.chmod(0o777)
-    received = shared / "received"
-    ready = shared / "ready"
-
-    def listen() -> None:
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(shared / "s.sock"))
-        server.listen(1)
-        ready.write_text("")
-        server.settimeout(20)
-        connection, _ = server.accept()
-        connection.settimeout(3)
-        data = b""
-        try:
-            while chunk := connection.recv(65536):
-                data += chunk
-        except OSError:
-            pass
-        received.write_bytes(data)
-
-    listener = _as_outsider(who, listen)
-    try:
-        while not ready.exists():
-            time.sleep(0.02)
-        (runtime / "mini-agent").mkdir(mode=0o700, exist_ok=True)
-        os.rename(shared / "s.sock", installed(f"paths.socket_path({str(runtime / 'mini-agent')!r})"))
-        api.script(answer("Served here."))
-        done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
-        assert (done.returncode, done.stdout) == (0, b"Served here.\n")
-        os.waitpid(listener, 0)
-        assert received.read_bytes() == b""  # it connected, saw who listened, and sent not a byte
-    finally:
-        subprocess.run(["rm", "-rf", str(shared)])
-
-
-@pytest.mark.parametrize("who", OUTSIDERS)
-def test_the_server_answers_no_outsider(tmp_path, runtime, who):
-    """Not another user, and not a sandboxed command of ours asking for a run outside its sandbox."""
-    env = environment(None, tmp_path, runtime, warm=True)
-    pid = start(env)
-    path = installed(f"paths.socket_path({str(runtime / 'mini-agent')!r})")
-    os.chmod(runtime, 0o755)  # let `nobody` reach the socket: only the server's check is left to refuse it
-    os.chmod(runtime / "mini-agent", 0o755)
-    os.chmod(path, 0o777)
-    answer_file = Path(f"/tmp/ma-answer-{os.getpid()}")
-
-    def ask() -> None:
-        try:
-            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            client.settimeout(10)
-            client.connect(path)
-            protocol.send(client, {"op": "status"})  # what `mini-agent server status` asks: answered to us
-            answer_file.write_bytes(client.recv(1000) or b"EOF")
-        except (ConnectionResetError, BrokenPipeError):  # closed with our bytes unread: silent as an end
-            answer_file.write_bytes(b"EOF")
-        except OSError as exc:
-            answer_file.write_text(repr(exc))
-
-    try:
-        ask()
-        assert answer_file.read_bytes() not in (b"EOF", b""), "the same question from us is answered"
-        answer_file.unlink()
-        os.waitpid(_as_outsider(who, ask), 0)
-        assert answer_file.read_bytes() == b"EOF"
-        assert alive(pid)
-    finally:
-        os.chmod(runtime / "mini-agent", 0o700)
-        answer_file.unlink(missing_ok=True)
-
-
-def test_a_sandboxed_mini_agent_runs_in_its_sandbox_not_in_the_server(api, tmp_path, runtime):
-    """A command the agent runs may itself run mini-agent: with no_new_privs set it is never handed over."""
-    env = environment(api, tmp_path, runtime, warm=True)
-    start(env)
-    before = served(env)
-    api.script(answer("Ran here."))
-    confined = f"import ctypes, os; ctypes.CDLL(None).prctl({PR_SET_NO_NEW_PRIVS}, 1, 0, 0, 0); "
-    confined += f"os.execv({str(BIN)!r}, [{str(BIN)!r}, '-p', 'hi'])"
-    done = subprocess.run(
-        [sys.executable, "-c", confined], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True
-    )
-    assert (done.returncode, done.stdout) == (0, b"Ran here.\n"), done.stderr
-    assert served(env) == before
-
-
 def test_version_and_help_answer_without_typer_and_help_matches_typer(tmp_path, runtime):
     env = environment(None, tmp_path, runtime, warm=True)
     env["COLUMNS"] = "100"
@@ -363,14 +200,27 @@ def test_version_and_help_answer_without_typer_and_help_matches_typer(tmp_path, 
     assert json.loads(json.dumps(status(env)))["warm server"] == "not running"  # neither started a server
 
 
+def test_a_sandboxed_mini_agent_runs_in_its_sandbox_not_in_the_server(api, tmp_path, server_env):
+    """A command the agent runs may itself run mini-agent: with no_new_privs set it is never handed over."""
+    env = server_env
+    before = served(env)
+    api.script(answer("Ran here."))
+    confined = f"import ctypes, os; ctypes.CDLL(None).prctl({PR_SET_NO_NEW_PRIVS}, 1, 0, 0, 0); "
+    confined += f"os.execv({str(BIN)!r}, [{str(BIN)!r}, '-p', 'hi'])"
+    done = subprocess.run(
+        [sys.executable, "-c", confined], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True
+    )
+    assert (done.returncode, done.stdout) == (0, b"Ran here.\n"), done.stderr
+    assert served(env) == before
+
+
 def _unshare_works() -> bool:
     return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
 
 
 @pytest.mark.skipif(not _unshare_works(), reason="cannot make a network namespace here")
-def test_a_run_in_another_network_namespace_runs_there_not_in_the_server(api, tmp_path, runtime):
-    env = environment(api, tmp_path, runtime, warm=True)
-    start(env)
+def test_a_run_in_another_network_namespace_runs_there_not_in_the_server(api, tmp_path, server_env):
+    env = server_env
     before = served(env)
     api.script(answer("Reached from the server's network."))
     done = subprocess.run(
@@ -383,11 +233,10 @@ def test_a_run_in_another_network_namespace_runs_there_not_in_the_server(api, tm
     api.replies.clear()
 
 
-def test_a_run_with_other_resource_limits_runs_on_its_own(api, tmp_path, runtime):
+def test_a_run_with_other_resource_limits_runs_on_its_own(api, tmp_path, server_env):
     import resource
 
-    env = environment(api, tmp_path, runtime, warm=True)
-    start(env)
+    env = server_env
     before = served(env)
     api.script(answer("Fine."))
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -425,7 +274,7 @@ def test_the_worker_dies_with_its_supervisor(api, tmp_path, runtime):
         (worker,) = _children(supervisor)
         os.kill(supervisor, signal.SIGKILL)
         gone = os.pidfd_open(worker)
-        ready, _, _ = select.select([gone], [], [], 60)  # an event, not a clock: the pidfd turns readable at exit
+        ready, _, _ = select.select([gone], [], [], PATIENCE)  # an event, not a clock: the pidfd turns readable at exit
         assert ready, "the worker outlived its supervisor"
         assert client.wait(timeout=PATIENCE) == 1
     finally:

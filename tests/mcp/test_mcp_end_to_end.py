@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import httpx
 from support import MCP_SERVER, PATIENCE, eventually
 from support.fake_api import answer, tool_use
 from support.mcp_config import stdio_server, tool_results, user_config
@@ -59,6 +60,7 @@ def test_a_streamable_http_server_with_headers(run_cli, api, tmp_path):
         eventually(lambda: server.poll() is not None or port_file.exists(), "the MCP server listening")
         assert server.poll() is None
         url = f"http://127.0.0.1:{port_file.read_text()}/mcp"
+        httpx.get(url, timeout=PATIENCE)  # any answer (401: no header) says it serves: the run's client has a deadline
         user_config(tmp_path, f'[mcp_servers.web]\nurl = "{url}"\nheaders = {{ X-Token = "${{WEB_TOKEN}}" }}\n')
         api.script(answer(tool_use("mcp__web__add", {"a": 2, "b": 3}, id="a1")), answer("5"))
         done = run_cli(["-p", "add", "--allow", "mcp__web__add"], api, env={"WEB_TOKEN": "tok-SECRET-12345"})
@@ -124,6 +126,7 @@ def test_a_server_s_tool_gets_the_user_s_original_request_in_meta_with_secrets_m
 
 
 def test_a_project_server_waits_for_trust(run_cli, api, tmp_path):
+    user_config(tmp_path, "")  # its wait for the server: PATIENCE
     project = tmp_path / "project"
     project.mkdir()
     (project / ".git").mkdir()

@@ -1,4 +1,5 @@
-"""Helpers for tests of the warm start: a private runtime directory per test, the server in it, its status."""
+"""Helpers for tests of the warm start: a private runtime directory per test (or one per module, with its server
+shared by the tests that only need one running), the environment of a run, the server's status."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from support import BIN, PATIENCE, eventually
+import pytest
+
+from support import BIN, PATIENCE, TEST_KEY, eventually
+
+PR_SET_NO_NEW_PRIVS = 38
+"""prctl's option that every command in the agent's sandbox runs with: a process so marked must get nothing."""
 
 
 def private_runtime_dir() -> Path:
@@ -79,3 +85,53 @@ def installed(expression: str) -> str:
     with tempfile.TemporaryDirectory() as neutral:
         done = subprocess.run([sys.executable, "-c", code], cwd=neutral, capture_output=True, text=True, check=True)
     return done.stdout.strip()
+
+
+@pytest.fixture
+def runtime(tmp_path):
+    """A runtime directory of the test's own: for a test that starts, stops, kills or outdates its server."""
+    directory = private_runtime_dir()
+    yield directory
+    stop_servers_in(directory)
+
+
+@pytest.fixture(scope="module")
+def shared_runtime():
+    """One runtime directory, and so one server, for the tests that only need a server to be running: starting
+    one is the slow part of each. A test's own home, model and project travel with each invocation."""
+    directory = private_runtime_dir()
+    yield directory
+    stop_servers_in(directory)
+
+
+@pytest.fixture
+def server_env(api, tmp_path, shared_runtime):
+    """The environment of a warm run served by the module's server (started by the first test that asks)."""
+    env = environment(api, tmp_path, shared_runtime, warm=True)
+    env["MINI_AGENT_SERVER_IDLE"] = "600"  # the module's tests come one after another, however loaded the machine
+    start(env)
+    return env
+
+
+def environment(api, tmp_path: Path, runtime: Path, warm: bool) -> dict:
+    # Not CI's own variable either: in CI without a terminal no server is started (entry.worth_a_server).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_")) and k != "CI"}
+    env.update(
+        ANTHROPIC_BASE_URL=api.url if api else "http://127.0.0.1:9",
+        ANTHROPIC_API_KEY=TEST_KEY,
+        ANTHROPIC_MODEL="claude-test",
+        NO_COLOR="1",
+        TERM="xterm",
+        MINI_AGENT_RETRY_BASE_DELAY="0.01",
+        MINI_AGENT_MAX_RETRIES="2",
+        MINI_AGENT_HOME=str(tmp_path / "home"),
+        XDG_RUNTIME_DIR=str(runtime),
+        MINI_AGENT_SERVER_IDLE="120",
+    )
+    if not warm:
+        env["MINI_AGENT_NO_SERVER"] = "1"
+    return env
+
+
+def served(env: dict) -> int:
+    return int(status(env).get("invocations served", "0"))

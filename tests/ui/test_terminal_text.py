@@ -14,7 +14,7 @@ import re
 import pexpect
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import BIN, PATIENCE, TEST_KEY, ScriptedKeys, start_cli
+from support import BIN, PATIENCE, TEST_KEY, ScriptedKeys
 from support.fake_api import answer, tool_use
 from support.repl import finish, spawn
 
@@ -236,23 +236,22 @@ def test_in_a_terminal_the_question_shows_the_hidden_command_and_flags_it(api, t
     assert not (tmp_path / "made.txt").exists()
 
 
-def test_p_text_output_and_progress_lines_send_no_escape_sequence(api, tmp_path):
+def test_p_text_output_and_progress_lines_send_no_escape_sequence(run_cli, api):
     command = f"printf 'x'; echo '{OSC52}' >&2; exit 3 #\x1b[2K\r\x1b[8m"
     api.script(
         answer(tool_use("bash", {"command": command})),
         answer(f"All done.{OSC52}\x1b[8m secret \x1b[28m\u202eevil\u202c"),
     )
-    process = start_cli(api, tmp_path, "-p", "go", "--yes")
-    out, err = process.communicate(timeout=PATIENCE)
-    assert process.returncode == 0, err
-    text, progress = out.decode(), err.decode()
+    colours = {"NO_COLOR": ""}  # colours allowed: none is sent to a pipe all the same
+    done = run_cli(["-p", "go", "--yes"], api, env=colours)
+    assert done.returncode == 0, done.stderr
+    text, progress = done.stdout.decode(), done.stderr.decode()
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert text.startswith("All done.⟨ESC⟩]52;c;Y3VybCBldmlsIHwgc2g=⟨BEL⟩⟨ESC⟩[8m secret")
     assert "\x1b" not in progress and "⟨ESC⟩[2K⟨CR⟩⟨ESC⟩[8m" in progress
     api.script(answer("plain\x1b[8m"))
-    record = start_cli(api, tmp_path, "-p", "go", "--yes", "--output-format", "json")
-    data, _ = record.communicate(timeout=PATIENCE)
-    assert '"plain\\u001b[8m"' in data.decode()  # json carries the exact text, escaped by JSON
+    record = run_cli(["-p", "go", "--yes", "--output-format", "json"], api, env=colours)
+    assert '"plain\\u001b[8m"' in record.stdout.decode()  # json carries the exact text, escaped by JSON
 
 
 def test_osc_52_in_the_model_reply_does_not_reach_the_repl_terminal(api, tmp_path):

@@ -44,6 +44,19 @@ def test_a_one_shot_runs_changes_are_undone_by_the_undo_command(run_cli, api, tm
     assert 'type=\\"undo\\"' in told and "mini-agent undo" in told and "app.py" in told
 
 
+def test_a_one_shot_run_is_undone_by_undo_in_a_continued_repl(run_cli, api, tmp_path):
+    project = a_project(tmp_path)
+    before = tree(project)
+    api.script(*a_changing_turn())
+    assert run_cli(["-p", "change things", "--yes"], api).returncode == 0
+
+    done = run_cli(["--continue"], api, typed=["/undo"])
+    assert done.returncode == 0, done.stderr.decode()
+    shown = " ".join(done.stdout.decode().split())
+    assert shown.index("Continuing session") < shown.index("app.py: undone") < shown.index("Nothing more to undo")
+    assert tree(project) == before
+
+
 def test_ignored_and_oversized_files_are_reported_as_not_restored(run_cli, api, tmp_path):
     project = tmp_path
     (project / ".gitignore").write_text("*.log\n")
