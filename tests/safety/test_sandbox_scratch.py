@@ -95,3 +95,16 @@ def test_the_private_directories_are_gone_when_the_process_exits(layout, tmp_pat
     assert shown.returncode == 0, shown.stderr
     assert "mini-agent-sandbox-" in shown.stdout  # made while it ran (two launches never cleaned up, on purpose)
     assert os.listdir(temp) == []
+
+
+def test_bubblewrap_binds_the_private_tmpdir_only_where_it_is_not_writable_already(tmp_path):
+    """Each mount costs bubblewrap ~0.2 ms: the TMPDIR inside a writable /tmp needs no bind of its own."""
+    from mini_agent.safety.sandbox.bubblewrap import command
+    from mini_agent.safety.sandbox.confinement import Plan
+
+    tmpdir = Path("/tmp/mini-agent-sandbox-x/command-y/tmp")
+    binds = lambda argv: [argv[i + 1] for i, arg in enumerate(argv) if arg == "--bind"]  # noqa: E731
+    shared = Plan("workspace-write", False, tmp_path, tmpdir, (tmp_path, Path("/tmp"), tmpdir), (), ())
+    assert binds(command("bwrap", shared, tmp_path, ["true"], (tmp_path, tmp_path))) == [str(tmp_path), "/tmp"]
+    alone = Plan("read-only", False, tmp_path, tmpdir, (tmpdir,), (), ())
+    assert binds(command("bwrap", alone, tmp_path, ["true"], (tmp_path, tmp_path))) == [str(tmpdir)]
