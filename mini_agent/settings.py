@@ -111,8 +111,9 @@ class Settings:
         env="MINI_AGENT_PROVIDER",
         key="provider",
         user_only=_KEY_ROUTE,
-        help="anthropic | deepseek | ollama | vllm | llamacpp | litellm | openrouter: sets the base URL, default "
-        "model and key variable.",
+        help="anthropic | deepseek | moonshot | zai | zhipu | qwen | minimax | ollama | vllm | llamacpp | lmstudio | "
+        "litellm | openrouter (-cn: the China endpoint of moonshot, qwen, minimax): sets the base URL, default model "
+        "and key variable.",
     )
     """The provider preset the base URL, model and key variable came from, if any."""
     base_url: str = setting(

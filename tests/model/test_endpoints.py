@@ -217,3 +217,15 @@ def test_a_base_url_of_a_known_provider_is_its_family_and_thinking_takes_a_budge
         assert family_of(url) == family
         assert support_for(family_of(url), url, PRESETS[family].model).kind == "budget"
     assert support_for("lmstudio", PRESETS["lmstudio"].base_url, "qwen/qwen3-coder-30b").kind == "none"
+
+
+def test_the_provider_flags_help_names_every_preset():
+    from dataclasses import fields
+
+    from mini_agent.settings import Settings
+
+    declared = next(field for field in fields(Settings) if field.name == "provider").metadata["setting"]
+    named = declared.help.replace("(-cn:", "|").replace(",", " |").split(":")[0]
+    words = {word.strip(" ()") for word in named.split("|")}
+    assert {name for name in PRESETS if not name.endswith("-cn")} <= words
+    assert all(name.removesuffix("-cn") in words for name in PRESETS)
