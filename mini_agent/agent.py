@@ -448,14 +448,14 @@ class Agent:
 
         self.set_run_hint("plan_mode", plan_mode_hint() if self.mode == "plan" else None)
 
-    def _review_plan(self, plan: str) -> str | None:
+    def _review_plan(self, plan: str) -> tuple[str, str | None] | None:
         """exit_plan_mode's question; an approved plan switches the mode here, before its work starts."""
         from mini_agent.tools import EXIT_PLAN_MODE
 
-        mode = self.gate.review_plan(self.registry.get(EXIT_PLAN_MODE), plan)
-        if mode is not None:
-            self.set_mode(mode)
-        return mode
+        answer = self.gate.review_plan(self.registry.get(EXIT_PLAN_MODE), plan)
+        if answer is not None:
+            self.set_mode(answer[0])
+        return answer
 
     def switch_model(self, model: str) -> None:
         """Use `model` from the next request on (/model, a custom command's turn): every holder of the model name

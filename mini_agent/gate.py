@@ -234,9 +234,10 @@ class Gate:
             self.rules = self.rules.with_rules(*decision.remember)
         return decision
 
-    def review_plan(self, tool: Tool, plan: str) -> str | None:
-        """The plan put to the human: the mode they approved it in (not yet in force), or None when nobody could
-        be asked. Raises ToolError with their words when they keep planning, KeyboardInterrupt on Ctrl-C."""
+    def review_plan(self, tool: Tool, plan: str) -> tuple[str, str | None] | None:
+        """The plan put to the human: the mode they approved it in (not yet in force) and their edited version of
+        it if they edited it, or None when nobody could be asked. Raises ToolError with their words when they keep
+        planning, KeyboardInterrupt on Ctrl-C."""
         if not self.attended:
             return None
         shown = self.secrets.mask(plan)
@@ -244,7 +245,7 @@ class Gate:
         self.hooks.notify("permission_prompt", "mini-agent has a plan for your approval")  # no hook answers it
         decision = self.decide(ApprovalRequest(tool, {"plan": shown}, ask, None, plan=shown))
         if isinstance(decision, Allow):
-            return decision.mode or "default"
+            return decision.mode or "default", decision.plan
         if decision.stop_turn:
             raise ToolInterrupted(told=decision.message)
         raise ToolError(decision.message)

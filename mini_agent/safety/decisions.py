@@ -39,6 +39,8 @@ class Allow:
     """Inside the sandbox, the network is open: an allow rule of the user's own names the command."""
     mode: Mode | None = None
     """An approved plan: the permission mode the human chose to carry it out in (accept-edits or default)."""
+    plan: str | None = None
+    """An approved plan the human edited first: their version, which the model carries out."""
 
 
 @dataclass(frozen=True)

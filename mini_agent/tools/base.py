@@ -77,10 +77,11 @@ class ToolContext:
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     """Set when Ctrl-C stopped a reply's calls while some still ran in worker threads, which the interrupt does
     not reach: a long-running one (a sub-agent) checks it and stops."""
-    review_plan: Callable[[str], str | None] | None = field(default=None, repr=False)
-    """Puts a plan to the human (exit_plan_mode): returns the permission mode they approved it in, already in
-    force, or None when nobody can be asked; raises ToolError with their feedback when they keep planning, and
-    KeyboardInterrupt on Ctrl-C. None: this agent presents no plans (a sub-agent)."""
+    review_plan: Callable[[str], tuple[str, str | None] | None] | None = field(default=None, repr=False)
+    """Puts a plan to the human (exit_plan_mode): returns the permission mode they approved it in (already in
+    force) and their edited version of the plan (None if unedited), or None when nobody can be asked; raises
+    ToolError with their feedback when they keep planning, KeyboardInterrupt on Ctrl-C. None: this agent
+    presents no plans (a sub-agent)."""
 
     def job_table(self):
         """The session's background jobs, their spools under the data dir (hidden from every sandbox)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mini_agent.safety.rules import TODO_WRITE
 from mini_agent.tools.base import ToolContext, ToolError, ToolResult, tool
+from mini_agent.xmltext import escape
 
 GUIDANCE = """In plan mode, once you have investigated and know what to change: call it with the plan, in Markdown
 (the steps, the files each one changes, how you will check the work). The user approves it, and the session
@@ -32,14 +33,21 @@ def exit_plan_mode(ctx: ToolContext, plan: str) -> ToolResult:
         raise ToolError("Invalid arguments for exit_plan_mode: 'plan' is empty. Write the plan, then call it again.")
     if ctx.review_plan is None:
         raise ToolError("Not run: only the main agent presents plans. Put the plan in your final answer instead.")
-    mode = ctx.review_plan(plan)
-    if mode is None:
+    answer = ctx.review_plan(plan)
+    if answer is None:
         return ToolResult(
             "Nobody can approve a plan in this run: it ends here, with the plan as its result. Nothing was changed.",
             answer=plan,
         )
+    mode, edited = answer
     how = APPROVED.get(mode, f"the {mode} mode's rules apply")
+    approved = "The user approved the plan."
+    if edited is not None:  # the human's own words: data to carry out, escaped like any text that reaches you
+        approved = (
+            "The user edited the plan and approved their version, which replaces yours:\n"
+            f"<plan>\n{escape(edited.strip())}\n</plan>\n"
+        )
     return ToolResult(
-        f"The user approved the plan. The session is now in {mode} mode: {how}. Carry out the plan now, step by "
-        f"step; for several steps, track them with {TODO_WRITE}."
+        f"{approved} The session is now in {mode} mode: {how}. Carry out the plan now, step by step; for several "
+        f"steps, track them with {TODO_WRITE}."
     )

@@ -1,7 +1,8 @@
 """The plan question (exit_plan_mode): the plan rendered as Markdown, then one key. `a` approves it and accepts
-edits without asking (accept-edits mode), `y` approves it and asks before each edit (default mode), `n` keeps
-planning and reads a line of what to change, which goes back to the model; Enter alone is `n` with no words.
-Ctrl-C keeps planning and ends the turn.
+edits without asking (accept-edits mode), `y` approves it and asks before each edit (default mode), `e` opens the
+plan in the human's editor and asks again about their version (approved, it is the plan the model carries out),
+`n` keeps planning and reads a line of what to change, which goes back to the model; Enter alone is `n` with no
+words. Ctrl-C keeps planning and ends the turn.
 
 The plan is the model's text: it is printed through the terminal chokepoint's console (`terminal_console`), so
 an escape sequence in it is shown by name, never sent, and links are written out, never hyperlinks.
@@ -20,6 +21,7 @@ from mini_agent.ui.terminal_text import has_controls
 ANSWERS = (
     ("a", "accept-edits", "yes, and accept edits without asking"),
     ("y", "default", "yes, and ask before each edit"),
+    ("e", None, "edit the plan yourself (in $VISUAL or $EDITOR), then answer again"),
     ("n", None, "no, keep planning: say what to change"),
 )
 """Key, the mode an approval switches to (None: keep planning), what the key says."""
@@ -27,20 +29,19 @@ PLAN_CONTROLS_WARNING = "⚠ this plan contains terminal control characters, sho
 
 
 def review_plan(
-    request: ApprovalRequest, err: TextIO, reader: Keys, paint: Callable[[str, str], str], columns: int
+    request: ApprovalRequest,
+    err: TextIO,
+    reader: Keys,
+    paint: Callable[[str, str], str],
+    columns: int,
+    edit: Callable[[str], str | None] | None = None,
 ) -> Decision:
-    """Show the plan and read the answer: Allow with the mode chosen, or Deny with the human's words."""
-    from mini_agent.ui.markdown_stream import markdown
-    from mini_agent.ui.terminal_text import terminal_console
-
+    """Show the plan and read the answer: Allow with the mode chosen (and the plan as the human edited it, if
+    they did), or Deny with the human's words. `edit`: the editor (processes/editor.py by default)."""
     plan = request.plan or ""
-    err.write(f"\n{paint('36', '●')} The plan, for your approval:\n")
-    console = terminal_console(file=err, width=max(20, columns), force_terminal=err.isatty(), highlight=False)
-    console.print(markdown(plan))
-    if has_controls(plan):
-        err.write(f"  {paint('1;31', PLAN_CONTROLS_WARNING)}\n")
-    err.write("".join(f"  {paint('1', key)}: {label}\n" for key, _, label in ANSWERS))
-    prompt = paint("1", "Carry out this plan? [a/y/n] ")
+    edited: str | None = None
+    _show(plan, err, paint, columns)
+    prompt = paint("1", "Carry out this plan? [a/y/e/n] ")
     reader.discard_typeahead()  # keys typed before the plan was shown must not approve it
     try:
         while True:
@@ -50,10 +51,20 @@ def review_plan(
             except EOFError:
                 key = ENTER
             lowered = key.lower()
+            if lowered == "e":
+                _write(err, "e\n")
+                changed = _edit(edited or plan, edit)
+                if changed is None:
+                    _write(err, f"  {paint('2', 'No editor could be run: set $VISUAL or $EDITOR.')}\n")
+                elif changed.strip() and changed != (edited or plan):
+                    edited = changed
+                    _show(edited, err, paint, columns, "Your version of the plan")
+                reader.discard_typeahead()
+                continue
             for answer, mode, label in ANSWERS:
                 if lowered == answer and mode is not None:
                     _write(err, f"{label}\n")
-                    return Allow(f"the user approved the plan: {label}", mode=mode)
+                    return Allow(f"the user approved the plan: {label}", mode=mode, plan=edited)
             if lowered == "n" or key == ENTER:
                 _write(err, "keep planning · what to change, for the model (Enter to skip): ")
                 try:
@@ -62,7 +73,7 @@ def review_plan(
                     words = ""
                 return keep_planning(request.tool.name, words)
             reader.discard_typeahead()  # the rest of an arrow key's sequence is no answer either
-            _write(err, f"\n  {paint('2', 'Press a, y or n (Enter: n).')}\n")
+            _write(err, f"\n  {paint('2', 'Press a, y, e or n (Enter: n).')}\n")
     except KeyboardInterrupt:
         _write(err, "\n")
         return Deny(
@@ -70,6 +81,24 @@ def review_plan(
             "next message.",
             stop_turn=True,
         )
+
+
+def _show(plan: str, err: TextIO, paint: Callable[[str, str], str], columns: int, title: str = "The plan") -> None:
+    from mini_agent.ui.markdown_stream import markdown
+    from mini_agent.ui.terminal_text import terminal_console
+
+    err.write(f"\n{paint('36', '●')} {title}, for your approval:\n")
+    console = terminal_console(file=err, width=max(20, columns), force_terminal=err.isatty(), highlight=False)
+    console.print(markdown(plan))
+    if has_controls(plan):
+        err.write(f"  {paint('1;31', PLAN_CONTROLS_WARNING)}\n")
+    err.write("".join(f"  {paint('1', key)}: {label}\n" for key, _, label in ANSWERS))
+
+
+def _edit(plan: str, edit: Callable[[str], str | None] | None) -> str | None:
+    if edit is None:
+        from mini_agent.processes.editor import edit_text as edit
+    return edit(plan)
 
 
 def keep_planning(tool: str, words: str) -> Deny:

@@ -180,3 +180,31 @@ def test_a_sub_agent_is_offered_no_plan_to_present(api, settings_for):
     assert "exit_plan_mode" in [tool["name"] for tool in parent["tools"]]
     assert "exit_plan_mode" not in [tool["name"] for tool in child["tools"]]
     assert "Plan mode is on" not in system_text(child)
+
+
+def test_the_human_edits_the_plan_in_their_editor_and_the_model_carries_out_their_version(
+    api, settings_for, tmp_path, monkeypatch
+):
+    """`e` opens $EDITOR (a real program here: sed rewriting the file) on the plan; the edited plan is shown, and
+    approved, it reaches the model escaped in the result as the plan to carry out."""
+    monkeypatch.setenv("EDITOR", "sed -i s/a.greeting/a.<farewell>/")
+    monkeypatch.delenv("VISUAL", raising=False)
+    api.script(answer(tool_use("exit_plan_mode", {"plan": PLAN})), answer("Doing your version."))
+    settings = settings_for(api, permission_mode="plan")
+    agent, err = build(settings, "ea")
+    agent.run_turn("add a greeting file")
+
+    approved = results(api.message_requests[1])[0]["content"]
+    assert "edited the plan and approved their version" in approved
+    assert "Write `a.txt` with a.&lt;farewell&gt;." in approved and "accept-edits mode" in approved
+    assert "Your version of the plan" in err.getvalue() and agent.mode == "accept-edits"
+
+
+def test_without_an_editor_the_plan_is_asked_about_as_it_was(api, settings_for, monkeypatch):
+    monkeypatch.setenv("EDITOR", "false")  # an editor that fails: nothing is taken from it
+    monkeypatch.delenv("VISUAL", raising=False)
+    api.script(answer(tool_use("exit_plan_mode", {"plan": PLAN})), answer("ok"))
+    agent, err = build(settings_for(api, permission_mode="plan"), "ey")
+    agent.run_turn("plan it")
+    approved = results(api.message_requests[1])[0]["content"]
+    assert approved.startswith("The user approved the plan.") and "No editor could be run" in err.getvalue()
