@@ -27,6 +27,7 @@ def sandbox_rows(runs: int) -> list[Row]:
             for index in range(50):
                 (root / f"file{index}.txt").write_text("x\n")
             _repository(root)
+            _first_command(root)
             _settle()
             for argv in COMMANDS:
                 rows += _rows_for(argv, root, runs)
@@ -36,6 +37,17 @@ def sandbox_rows(runs: int) -> list[Row]:
         else:
             os.environ[probe.ENV_VARIABLE] = saved
     return rows
+
+
+def _first_command(root: Path) -> None:
+    """A session's first confined command makes its private directory in /tmp, which changes /tmp's listing: run
+    one before settling, so the rows measure a session's commands after its first, not the few seconds after it
+    in which /tmp (hundreds of entries on a used machine) is scanned afresh for service sockets."""
+    from mini_agent.safety.sandbox import Confinement, confine
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    launch = confine(["true"], env, root, Confinement("workspace-write", root))
+    launch.cleanup()
 
 
 def _settle() -> None:

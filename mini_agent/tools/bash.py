@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import shlex
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -96,7 +99,7 @@ def bash(
 
         return start_job(ctx, command, _environment(ctx.request), ctx.confinement)
     output = BoundedOutput(OUTPUT_LIMIT // 2, OUTPUT_LIMIT // 2)
-    descriptor, pwd_file = tempfile.mkstemp(prefix="mini-agent-pwd-")
+    descriptor, pwd_file = tempfile.mkstemp(prefix="pwd-", dir=_pwd_dir())
     os.close(descriptor)
     try:
         finished, changed, git = _run(command, ctx.cwd, Path(pwd_file), timeout, output, ctx.request, ctx.confinement)
@@ -196,3 +199,26 @@ def _report(output: BoundedOutput, finished: Finished, timeout: int, new_cwd: Pa
         parts.append(f"Working directory is now {new_cwd}")
     parts.append(exit_line(*shell_exit(finished.returncode)))
     return "\n".join(parts)
+
+
+_pwd_dirs: dict[int, str] = {}
+_pwd_lock = threading.Lock()
+
+
+def _pwd_dir() -> str:
+    """This process's private directory (0700, in the temp dir) for its commands' pwd files. A file made in /tmp
+    itself for each command changed /tmp's listing every time, so what the sandbox remembers of /tmp's listing
+    (its services' sockets: safety/sandbox/listings.py) was never used, and a /tmp of many entries was scanned
+    again before every command. Per process: a warm worker is a fork and makes its own."""
+    with _pwd_lock:
+        made = _pwd_dirs.get(os.getpid())
+        if made is None or not os.path.isdir(made):
+            made = _pwd_dirs[os.getpid()] = tempfile.mkdtemp(prefix="mini-agent-pwd-")
+            atexit.register(_remove_pwd_dir, os.getpid(), made)
+        return made
+
+
+def _remove_pwd_dir(pid: int, path: str) -> None:
+    if os.getpid() == pid:  # not a fork's exit: the directory is its parent's
+        with contextlib.suppress(OSError):
+            os.rmdir(path)

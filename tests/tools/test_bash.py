@@ -302,3 +302,25 @@ def test_a_command_result_carries_its_exit_code_as_a_number_whatever_its_output_
     killed = ToolRegistry([bash]).call("bash", {"command": "kill -KILL $$"}, ctx)
     assert (killed.exit_code, killed.killed_by) == (137, "SIGKILL")
     assert ToolRegistry([bash]).call("bash", {"command": ""}, ctx).exit_code is None  # refused: nothing ran
+
+
+def test_commands_leave_the_temp_dirs_listing_alone_after_the_first(tmp_path, monkeypatch):
+    """Each command's pwd file lives in one private directory of the process, not in /tmp itself: a /tmp that
+    changed with every command made the sandbox scan it afresh (for service sockets) before each one."""
+    import tempfile
+
+    from mini_agent.tools import bash as bash_module
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(bash_module, "_pwd_dirs", {})
+    ctx = ToolContext(cwd=tmp_path)
+    ToolRegistry([bash]).call("bash", {"command": "cd / && true"}, ctx)
+    listing, state = sorted(os.listdir(temp)), os.stat(temp)
+    for _ in range(3):
+        assert not ToolRegistry([bash]).call("bash", {"command": "cd / && true"}, ctx).is_error
+    after = os.stat(temp)
+    assert sorted(os.listdir(temp)) == listing and [name[:15] for name in listing] == ["mini-agent-pwd-"]
+    assert (after.st_mtime_ns, after.st_ctime_ns) == (state.st_mtime_ns, state.st_ctime_ns)
+    assert os.listdir(temp / listing[0]) == []  # each command's own file is gone with it
