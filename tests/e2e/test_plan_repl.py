@@ -27,7 +27,7 @@ def test_a_plan_approved_with_one_key_switches_the_mode_and_the_work_runs_withou
     child.expect("The plan, for your approval")
     child.expect("Write ")
     child.expect("hello.txt")  # bold: rendered as Markdown, the markup gone
-    child.expect(r"Carry out this plan\? \[a/y/n\] ")
+    child.expect(r"Carry out this plan\? \[a/y/e/n\] ")
     child.send("a")  # one key, no Enter
     child.expect("accept edits without asking")
     child.expect("◐ Writing the greeting")
