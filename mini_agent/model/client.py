@@ -44,6 +44,23 @@ class Provider(Protocol):
     def thinking_support(self, model: str | None = None) -> Support: ...
 
 
+AIOHTTP_TRANSPORT = "anthropic._vendor.httpx_aiohttp"
+"""The SDK's aiohttp transport, which it imports whenever aiohttp is installed (~0.2 s, a fifth of the SDK's
+own import); the agent uses the synchronous client only."""
+
+
+def import_sdk() -> Any:
+    """The `anthropic` package, without its aiohttp transport: a module set to None in `sys.modules` is one the
+    import system refuses, and the SDK falls back as it does where aiohttp is not installed."""
+    import sys
+
+    if "anthropic" not in sys.modules:
+        sys.modules.setdefault(AIOHTTP_TRANSPORT, None)
+    import anthropic
+
+    return anthropic
+
+
 class _Lookup:
     """One question to the endpoint about one model: done once answered (or not)."""
 
@@ -105,8 +122,7 @@ class AnthropicProvider:
     def client(self) -> Any:
         with self._client_lock:
             if self._client is None:
-                import anthropic
-
+                anthropic = import_sdk()
                 shared = self._http()
                 self._client = anthropic.Anthropic(
                     api_key=self.settings.api_key,

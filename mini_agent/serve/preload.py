@@ -52,6 +52,9 @@ def modules() -> list[str]:
 
 def preload() -> list[str]:
     """Import and load what invocations use; the names that failed (the worker will meet them itself)."""
+    from mini_agent.model.client import import_sdk
+
+    import_sdk()  # first, as a run imports it: without the aiohttp transport the agent never uses
     failed = []
     for name in modules():
         try:

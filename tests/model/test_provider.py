@@ -278,3 +278,22 @@ def test_a_malformed_reply_is_retried_then_reported_in_one_line(api, settings_fo
     with pytest.raises(ProviderError, match="malformed reply") as caught:
         provider.complete(request(), lambda e: None)
     assert "\n" not in str(caught.value)
+
+
+def test_the_sdk_is_imported_without_its_aiohttp_transport():
+    """Where aiohttp is installed (the test extras bring it) the SDK imports its aiohttp transport, ~0.2 s of a
+    cold start; the agent uses the synchronous client and leaves it out."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("aiohttp") is None:
+        pytest.skip("aiohttp is not installed here: nothing to leave out")
+    probe = "import sys; {}; print('aiohttp' in sys.modules)"
+    plain = subprocess.run([sys.executable, "-c", probe.format("import anthropic")], capture_output=True, text=True)
+    ours = subprocess.run(
+        [sys.executable, "-c", probe.format("from mini_agent.model.client import import_sdk; import_sdk().Anthropic")],
+        capture_output=True,
+        text=True,
+    )
+    assert (plain.stdout.strip(), ours.stdout.strip()) == ("True", "False"), plain.stderr + ours.stderr
