@@ -273,7 +273,8 @@ class ToolCalls:
                 killed_by=INTERRUPTED,
             )
             # The human keeps the call's line and what it printed, as the model does (not just "Interrupted.").
-            self.agent.emit(ToolFinished(call["id"], tool.name, call.get("input"), result, seconds, tool))
+            called = self.agent.registry.get(call["name"]) or tool  # a batch's other calls may be other tools
+            self.agent.emit(ToolFinished(call["id"], called.name, call.get("input"), result, seconds, called))
 
     def _after_tool(
         self, tool: Tool, arguments: dict, result: ToolResult, seconds: float, confinement: object = None

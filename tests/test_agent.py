@@ -307,7 +307,7 @@ def test_ctrl_c_during_a_tool_aborts_the_turn_and_keeps_the_transcript_valid(api
     # The front ends hear of the interrupted call too: its line stays in the scrollback, with what it printed.
     finished = [event for event in events if type(event).__name__ == "ToolFinished"]
     assert [event.tool_use_id for event in finished] == ["done1", "int1"]
-    assert finished[1].result.killed_by == "Ctrl-C" and finished[1].result.is_error
+    assert finished[1].result.killed_by == "Ctrl-C" and finished[1].result.is_error and finished[1].name == "interrupt"
     assert agent.run_turn("again").text == "Fresh start."
 
 
