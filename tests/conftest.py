@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -37,6 +38,8 @@ os.environ["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
 os.environ["MINI_AGENT_NO_SERVER"] = "1"
 RUNTIME_DIR = tempfile.mkdtemp(prefix="ma-run-")
 os.environ["XDG_RUNTIME_DIR"] = RUNTIME_DIR
+# Every process that imports this file makes one (xdist's controller too, which runs no session fixture).
+atexit.register(shutil.rmtree, RUNTIME_DIR, True)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -4,6 +4,7 @@ shared by the tests that only need one running), the environment of a run, the s
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -93,6 +94,7 @@ def runtime(tmp_path):
     directory = private_runtime_dir()
     yield directory
     stop_servers_in(directory)
+    shutil.rmtree(directory, ignore_errors=True)  # hundreds left in /tmp slow the sandbox's scan of it
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +104,7 @@ def shared_runtime():
     directory = private_runtime_dir()
     yield directory
     stop_servers_in(directory)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
