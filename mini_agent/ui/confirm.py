@@ -19,7 +19,7 @@ from typing import TextIO
 from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Decision, Deny, refusal_without_human
 from mini_agent.ui.approval_view import FULL_DIFF_KEY, approval_block
-from mini_agent.ui.keys import ENTER, Keys, TerminalKeys
+from mini_agent.ui.keys import ENTER, Keys, TerminalKeys, key_or_enter, line_or_nothing
 from mini_agent.ui.terminal_text import visible
 
 YES = "y"
@@ -64,10 +64,7 @@ def ask_on_terminal(
         try:
             while True:
                 _write(err, prompt)
-                try:
-                    key = reader.key()
-                except EOFError:
-                    key = ENTER
+                key = key_or_enter(reader)
                 if key == FULL_DIFF_KEY and shown.diff:
                     _write(err, "\n" + "\n".join([*shown.diff, shown.header, shown.lines[-1]]) + "\n")
                     continue
@@ -103,10 +100,7 @@ def _answer(key: str, request: ApprovalRequest, reader: Keys, err: TextIO) -> De
         return declined(request.tool.name, "")
     if lowered == NO:
         _write(err, "no · why, for the model (Enter to skip): ")
-        try:
-            words = reader.line()
-        except EOFError:
-            words = ""
+        words = line_or_nothing(reader)
         return declined(request.tool.name, words)
     return None
 

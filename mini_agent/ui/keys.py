@@ -29,6 +29,22 @@ class Keys(Protocol):
         ...
 
 
+def key_or_enter(reader: Keys) -> str:
+    """One key press; the end of input (Ctrl-D) answers as Enter does: the question's default, never a yes."""
+    try:
+        return reader.key()
+    except EOFError:
+        return ENTER
+
+
+def line_or_nothing(reader: Keys) -> str:
+    """A typed line; nothing at the end of input."""
+    try:
+        return reader.line()
+    except EOFError:
+        return ""
+
+
 class TerminalKeys:
     def __init__(self, fd: int) -> None:
         self.fd = fd

@@ -15,7 +15,7 @@ from typing import TextIO
 
 from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Decision, Deny
-from mini_agent.ui.keys import ENTER, Keys
+from mini_agent.ui.keys import ENTER, Keys, key_or_enter, line_or_nothing
 from mini_agent.ui.terminal_text import has_controls
 
 ANSWERS = (
@@ -46,10 +46,7 @@ def review_plan(
     try:
         while True:
             _write(err, prompt)
-            try:
-                key = reader.key()
-            except EOFError:
-                key = ENTER
+            key = key_or_enter(reader)
             lowered = key.lower()
             if lowered == "e":
                 _write(err, "e\n")
@@ -67,10 +64,7 @@ def review_plan(
                     return Allow(f"the user approved the plan: {label}", mode=mode, plan=edited)
             if lowered == "n" or key == ENTER:
                 _write(err, "keep planning · what to change, for the model (Enter to skip): ")
-                try:
-                    words = reader.line() if lowered == "n" else ""
-                except EOFError:
-                    words = ""
+                words = line_or_nothing(reader) if lowered == "n" else ""
                 return keep_planning(request.tool.name, words)
             reader.discard_typeahead()  # the rest of an arrow key's sequence is no answer either
             _write(err, f"\n  {paint('2', 'Press a, y, e or n (Enter: n).')}\n")
