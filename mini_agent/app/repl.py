@@ -31,13 +31,18 @@ class Repl:
         from mini_agent.ui.terminal_text import terminal_console
 
         self.settings, self.sessions = settings, sessions
-        self.console = terminal_console(highlight=False)  # control characters in what it prints are shown
+        from mini_agent.ui.spacing import Lines, TrackedStream
+
+        self.lines = Lines()
+        """How the terminal's text ends, seen through both streams: never two blank lines in a row."""
+        # control characters in what it prints are shown
+        self.console = terminal_console(highlight=False, file=TrackedStream(sys.stdout, self.lines))
         self.renderer = ReplRenderer(self.console, settings.trace, model=settings.model)
 
         def build_agent(emit) -> Agent:
             from mini_agent.ui.confirm import ask_on_terminal  # with the permission gate: part of the build
 
-            ask = ask_on_terminal(sys.stderr)
+            ask = ask_on_terminal(TrackedStream(sys.stderr, self.lines))
 
             def confirm(request):
                 with self.renderer.paused():  # no spinner over a question
@@ -57,8 +62,6 @@ class Repl:
         self.custom = CustomCommands(finder_for(settings, (name for name, _ in self.commands.names())))
         self.next_input = ""
         """What the next prompt starts with (a rewound prompt's words, to edit and send again)."""
-        self._spaced_above = False
-        """Whether the last output ended with a blank line (a turn's does; the banner and commands' do not)."""
 
     @property
     def agent(self) -> Agent:
@@ -126,7 +129,6 @@ class Repl:
     def _handle(self, line: str) -> bool:
         """One input: a slash command, `!command`, a note, or a turn; True when the REPL should exit."""
         self._echo(line)
-        self._spaced_above = False  # a command's output, like a note's confirmation, ends without a blank line
         if line.startswith("/"):
             return self._slash(line)
         if line.startswith("!") and line[1:].strip():
@@ -135,7 +137,6 @@ class Repl:
             run_shell_escape(self, line[1:])
         elif not self._remembered(line):
             self._turn(line)
-            self._spaced_above = True
         return False
 
     def _cwd(self) -> str:
@@ -170,8 +171,7 @@ class Repl:
         from rich.text import Text
 
         marker = "›" if unicode_console(self.console) else ">"
-        if not self._spaced_above:
-            self.console.print()
+        self.console.print(self.lines.apart(), end="")
         shown = Text.assemble((f"{marker} ", "bold cyan"), (line.rstrip("\n").replace("\n", "\n  "), "bold"))
         self.console.print(shown, highlight=False)
         self.console.print()
@@ -184,7 +184,7 @@ class Repl:
             with self.renderer.turn():
                 result = agent.run_turn(line, pasted=True)  # a file dragged in arrives as its path
         except (TurnAborted, KeyboardInterrupt):
-            self.console.print("\n[yellow]Interrupted.[/]")
+            self._interrupted()
         except MiniAgentError as exc:
             # No "mini-agent:" prefix here: in the session it is plain whose words these are, and the advice
             # the error carries (/clear, a bigger window) is for this very prompt.
@@ -196,6 +196,9 @@ class Repl:
         if result is not None:
             self.renderer.turn_finished(result, agent.session, agent.window(), agent.context_size())
         self.console.print()
+
+    def _interrupted(self) -> None:
+        self.console.print(f"{self.lines.apart()}[yellow]Interrupted.[/]")
 
     def _set_mode(self, mode: str) -> None:
         agent = self._build.wait()  # Shift+Tab inside the prompt: waits for a build under way, shows nothing
@@ -218,7 +221,7 @@ class Repl:
         try:
             return bool(command.run(argument))
         except (TurnAborted, KeyboardInterrupt):
-            self.console.print("\n[yellow]Interrupted.[/]")
+            self._interrupted()
         except MiniAgentError as exc:
             self.console.print(f"[red]mini-agent: {escape(self.settings.secret_set.mask(str(exc)))}[/]")
         return False

@@ -25,6 +25,8 @@ BACKGROUND = "runs as a background job: it keeps running after this call, until 
 FULL_DIFF_KEY = "v"
 BELOW_DIFF = 4
 """Rows under the diff: the "more" line, the answers, the prompt, and the row the answer scrolls."""
+ABOVE_HEADER = 1
+"""The blank line the question is set apart by (ui/spacing.py), printed with it."""
 MIN_DIFF_ROWS = 6
 
 Paint = Callable[[str, str], str]
@@ -45,7 +47,7 @@ def approval_block(request: ApprovalRequest, paint: Paint, rows: int = 24, colum
     colour = COLOURS.get(ask.risk, "36")
     call = describe_call(request.tool.name, request.arguments, request.tool)
     header = f"{paint(colour, '●')} {call} needs your approval"
-    lines = ["", header]
+    lines = [header]
     lines += [f"  {paint(colour, _short(visible(line), 2 * columns - 4))}" for line in reasons(request)]
     if any_controls(request.arguments) or has_controls(request.preview or ""):
         lines.append(f"  {paint('1;31', '⚠ this call ' + CONTROLS_WARNING)}")
@@ -67,7 +69,7 @@ def approval_block(request: ApprovalRequest, paint: Paint, rows: int = 24, colum
     options = ["y yes", "n no, then say why (Enter: no)"]
     options += [f"{grant.key} {_short(visible(grant.label), columns - 10)}" for grant in ask.grants]
     answers = "  " + paint("2", " · ".join(options))
-    room = max(MIN_DIFF_ROWS, rows - _rows(lines + [answers], columns) - BELOW_DIFF)
+    room = max(MIN_DIFF_ROWS, rows - ABOVE_HEADER - _rows(lines + [answers], columns) - BELOW_DIFF)
     shown, more = _fit(body, room, columns)
     if not more and body != whole:
         more = f"… {FULL_DIFF_KEY} shows all of it"

@@ -20,6 +20,7 @@ from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Decision, Deny, refusal_without_human
 from mini_agent.ui.approval_view import FULL_DIFF_KEY, approval_block
 from mini_agent.ui.keys import ENTER, Keys, TerminalKeys, key_or_enter, line_or_nothing
+from mini_agent.ui.spacing import apart
 from mini_agent.ui.terminal_text import visible
 
 YES = "y"
@@ -57,7 +58,7 @@ def ask_on_terminal(
 
             return review_plan(request, err, reader, paint, columns)
         shown = approval_block(request, paint, rows, columns)
-        _write(err, "\n".join(shown.lines) + "\n")
+        _write(err, apart(err) + "\n".join(shown.lines) + "\n")
         on_offer = [YES, NO, *(grant.key for grant in request.ask.grants)]
         prompt = paint("1", f"Allow? [{'/'.join(on_offer)}] ")
         reader.discard_typeahead()  # keys typed before the question was shown must not answer it

@@ -16,6 +16,7 @@ from typing import TextIO
 from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.permissions import Allow, Decision, Deny
 from mini_agent.ui.keys import ENTER, Keys, key_or_enter, line_or_nothing
+from mini_agent.ui.spacing import apart
 from mini_agent.ui.terminal_text import has_controls
 
 ANSWERS = (
@@ -81,7 +82,7 @@ def _show(plan: str, err: TextIO, paint: Callable[[str, str], str], columns: int
     from mini_agent.ui.markdown_stream import markdown
     from mini_agent.ui.terminal_text import terminal_console
 
-    err.write(f"\n{paint('36', '●')} {title}, for your approval:\n")
+    err.write(f"{apart(err)}{paint('36', '●')} {title}, for your approval:\n")
     console = terminal_console(file=err, width=max(20, columns), force_terminal=err.isatty(), highlight=False)
     console.print(markdown(plan))
     if has_controls(plan):

@@ -125,7 +125,7 @@ def test_no_part_of_the_question_can_carry_a_control_character(command, descript
     shown = approval_block(request, _marks, rows=30, columns=80)
     for line in shown.lines + shown.diff:
         assert not FORBIDDEN.search(line), line
-    assert shown.lines[1] == shown.header and "needs your approval" in shown.header
+    assert shown.lines[0] == shown.header and "needs your approval" in shown.header
     warned = any("control characters" in line for line in shown.lines)
     assert warned == any(map(has_controls, (command, description, reason, preview)))
 
