@@ -177,9 +177,27 @@ def pytest_runtest_makereport(item, call):
             report.sections.append((f"llama-server -c {server.ctx} log ({server.log})", server.log_tail()))
 
 
+SLOW_FIRST = ("e2e", "mcp")
+"""Directories whose files run longest (processes, real servers): handed out first, so that no worker starts a
+long file when the others are nearly done (`--dist loadfile` deals files out in the order collected)."""
+
+
 def pytest_collection_modifyitems(items):
     """Every test under tests/e2e/ starts the installed command (or a real third-party server): marked `e2e`, so
-    `pytest -m "not e2e"` runs what runs in process."""
+    `pytest -m "not e2e"` runs what runs in process. Files are ordered longest first (SLOW_FIRST, then the
+    bigger file first), each file's tests kept together in their own order: the same order on every worker."""
     for item in items:
         if "e2e" in item.path.parts:
             item.add_marker(pytest.mark.e2e)
+    position = {item: index for index, item in enumerate(items)}
+
+    def longest_first(item) -> tuple:
+        group = next((rank for rank, name in enumerate(SLOW_FIRST) if name in item.path.parts), len(SLOW_FIRST))
+        return group, -_size(item.path), str(item.path), position[item]
+
+    items.sort(key=longest_first)
+
+
+@functools.cache
+def _size(path: Path) -> int:
+    return path.stat().st_size
