@@ -118,9 +118,15 @@ def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, 
     assert served(env) == before + 1
 
 
-def test_a_changed_source_file_is_never_served_by_the_old_server(api, tmp_path, runtime):
+def test_a_killed_or_outdated_server_is_never_used_the_run_falls_back_and_starts_a_new_one(api, tmp_path, runtime):
     env = environment(api, tmp_path, runtime, warm=True)
-    old = start(env)
+    killed = start(env)
+    os.kill(killed, signal.SIGKILL)
+    api.script(answer("Still works."))
+    done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"Still works.\n", b"")
+    outdated = wait_for_server(env)
+    assert outdated != killed
     source = Path(installed("os.path.dirname(mini_agent.__file__)")) / "warm" / "__init__.py"
     stamp = source.stat()
     try:
@@ -128,20 +134,10 @@ def test_a_changed_source_file_is_never_served_by_the_old_server(api, tmp_path, 
         api.script(answer("Fresh."))
         done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
         assert (done.returncode, done.stdout) == (0, b"Fresh.\n")
-        eventually(lambda: not alive(old), "the outdated server leaving instead of serving")
-        assert wait_for_server(env) != old  # and the run started a new one from the current code
+        eventually(lambda: not alive(outdated), "the outdated server leaving instead of serving")
+        assert wait_for_server(env) != outdated  # and the run started a new one from the current code
     finally:
         os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-
-
-def test_a_killed_server_falls_back_cleanly_and_is_replaced(api, tmp_path, runtime):
-    env = environment(api, tmp_path, runtime, warm=True)
-    old = start(env)
-    os.kill(old, signal.SIGKILL)
-    api.script(answer("Still works."))
-    done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"Still works.\n", b"")
-    assert wait_for_server(env) != old
 
 
 def test_no_server_is_started_or_used_when_turned_off(api, tmp_path, runtime):

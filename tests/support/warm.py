@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,13 +43,26 @@ def start(env: dict) -> int:
 
 
 def wait_for_server(env: dict) -> int:
-    """The pid of the server once it answers (one started in the background by a normal run)."""
+    """The pid of the server once it answers (one started in the background by a normal run). Waits by connecting
+    to its socket, which it binds once loaded, then asks `server status` once: each status is a process start."""
+    sockets = Path(env["XDG_RUNTIME_DIR"]) / "mini-agent"
+
+    def answering() -> bool:
+        for path in sockets.glob("*.sock"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                try:
+                    probe.connect(str(path))  # a killed server's socket file is left behind: it refuses
+                    return True
+                except OSError:
+                    continue
+        return False
 
     def running() -> int | None:
         found = status(env)
         return int(found["pid"]) if found.get("warm server", "").startswith("running") else None
 
-    return eventually(running, "a warm server coming up", interval=0.2)
+    eventually(answering, "a warm server coming up")
+    return eventually(running, "the warm server answering its status", interval=0.2)
 
 
 def servers_in(runtime_dir: str | Path) -> list[int]:
