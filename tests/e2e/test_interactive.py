@@ -79,7 +79,9 @@ def test_the_prompt_comes_before_the_agent_is_built_and_what_the_build_reports_w
     agents.mkdir(parents=True)
     (agents / "odd.md").write_text("---\ndescription: odd one\ntools: [read_file, no_such_tool]\n---\nBe odd.\n")
     api.script(answer("Built and answering."))
-    child = spawn(api, tmp_path)
+    # Cold: the subject is the start-up of a fresh process (the prompt must not wait for the SDK's import and the
+    # build), which a warm worker has done before it forks; and so the cold REPL path stays covered.
+    child = spawn(api, tmp_path, cold=True)
     child.expect("›")
     assert "no_such_tool" not in child.before, "the prompt waited for the agent's build"
     # The build behind the prompt is over within this second; its notice must not be drawn over the prompt.
