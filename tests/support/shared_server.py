@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 from support import alive
@@ -55,8 +56,27 @@ def server_pid() -> int | None:
 
 
 def stop() -> None:
+    """Stop the server, and any run of it still going: a server's stop leaves its runs alone (by design), and a
+    failed test's run must not outlive the session (killing its supervisor kills its worker, PR_SET_PDEATHSIG)."""
     directory = _state.pop("dir", None)
-    _state.pop("pid", None)
+    pid = _state.pop("pid", None)
+    if pid is not None:
+        for child in _children(pid):
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     if directory is not None:
         stop_servers_in(directory)
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
