@@ -1,13 +1,15 @@
 """One warm server per pytest process, which the pty and subprocess runs of the installed command go through.
 
-Each start of the command imports the model SDK (~2 s of CPU); a run handed to a warm server costs a fork. The
-server is started by the first run that asks (so a worker that runs no such test never pays its ~3 s), lives in
-a private runtime directory of its own (no test of the warm start, and no user's server, shares it), and is
-stopped and removed when the session ends (`tests/conftest.py`). Every run still carries its own environment
-(home, model URL, settings), working directory, umask and terminal: the worker takes them from the client.
+Each start of the command imports the model SDK (~2 s of CPU); a run handed to a warm server costs a fork (~0.3 s
+of the server's CPU). The server is started by the first run that asks (a worker that runs no such test never
+pays its preload, ~4 s of CPU), lives in a private runtime directory of its own (no test of the warm start, and
+no user's server, shares it), and is stopped and removed when the session ends (`tests/conftest.py`). Every run
+still carries its own environment (home, model URL, settings), working directory, umask and terminal: the worker
+takes them from the client.
 
-A test whose subject is the process itself (killed, signalled, its limits, namespaces or confinement, start-up
-order) runs cold: `spawn(..., cold=True)`, `start_cli(..., cold=True)`, `run_installed(..., cold=True)`.
+`repl.spawn()` goes warm unless told `cold=True`: for a test whose subject is the process itself (killed or
+signalled, its start-up, limits, namespaces or confinement). `start_cli` and `run_installed`, mostly used for
+such tests, stay cold unless told `warm=True`.
 """
 
 from __future__ import annotations
