@@ -30,7 +30,7 @@ _state: dict[str, object] = {}
 
 def warm_env(env: dict[str, str]) -> dict[str, str]:
     """`env` (a run's environment, cold) made to go through this process's warm server, started if not running."""
-    warm = {k: v for k, v in env.items() if k not in ("MINI_AGENT_NO_SERVER", "CI")}
+    warm = {k: v for k, v in env.items() if k != "MINI_AGENT_NO_SERVER"}
     warm.update(XDG_RUNTIME_DIR=str(_running()), MINI_AGENT_SERVER_IDLE=IDLE)
     return warm
 
