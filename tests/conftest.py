@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from support import BIN, PATIENCE, TEST_KEY  # noqa: E402
 from support.fake_api import FakeAnthropicAPI  # noqa: E402
 from support.in_process import run_in_process, run_repl_in_process  # noqa: E402
+from support.shared_server import warm_env  # noqa: E402
 from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sandbox mechanism in turn
 
 from mini_agent.settings import Settings  # noqa: E402
@@ -45,8 +46,10 @@ atexit.register(shutil.rmtree, RUNTIME_DIR, True)
 @pytest.fixture(scope="session", autouse=True)
 def _no_warm_server_survives():
     yield
+    from support import shared_server
     from support.warm import stop_servers_in
 
+    shared_server.stop()
     stop_servers_in(RUNTIME_DIR)
     shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
 
@@ -108,7 +111,7 @@ def run_cli(tmp_path):
     (mini_agent.cli.main.run_in_process, with the test's own streams, environment variables and working
     directory), the REPL with `typed=[lines]` (in process too: support/in_process.py), or, with
     `in_process=False`, the installed command as a subprocess (for what only a real process
-    shows: tests/e2e/)."""
+    shows: tests/e2e/), handed to a warm server with `warm=True` when the process itself is not the subject."""
 
     def run(
         args: list[str],
@@ -119,6 +122,7 @@ def run_cli(tmp_path):
         timeout: float = PATIENCE,
         in_process: bool = True,
         typed: list[str] | None = None,
+        warm: bool = False,
     ) -> subprocess.CompletedProcess:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
         environment.update(
@@ -146,6 +150,8 @@ def run_cli(tmp_path):
             return run_repl_in_process(args, typed, environment, cwd or tmp_path)
         if in_process:
             return run_in_process(args, data, environment, cwd or tmp_path)
+        if warm:  # through the test process's warm server (support/shared_server.py)
+            environment = warm_env(environment)
         return subprocess.run(
             [str(BIN), *args],
             input=data,

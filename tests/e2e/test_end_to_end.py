@@ -53,7 +53,9 @@ def test_read_edit_run_and_fetch(run_installed, api, web, tmp_path):
     )
     local_server = "--allow", "web_fetch(127.0.0.1)"  # loopback addresses ask even in auto mode
     done = run_installed(
-        ["-p", "update greet.py to match the release notes", "--yes", *local_server, "--output-format", "json"], api
+        ["-p", "update greet.py to match the release notes", "--yes", *local_server, "--output-format", "json"],
+        api,
+        warm=True,  # the task end to end, not the process: through a warm server as a user's runs go
     )
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["result"] == "greet now says Hello; running it prints `Hello team`."

@@ -4,6 +4,7 @@ tests/app/test_repl_session.py."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pexpect
@@ -79,7 +80,9 @@ def test_the_prompt_comes_before_the_agent_is_built_and_what_the_build_reports_w
     agents.mkdir(parents=True)
     (agents / "odd.md").write_text("---\ndescription: odd one\ntools: [read_file, no_such_tool]\n---\nBe odd.\n")
     api.script(answer("Built and answering."))
-    child = spawn(api, tmp_path)
+    # Cold: the subject is the start-up of a fresh process (the prompt must not wait for the SDK's import and the
+    # build), which a warm worker has done before it forks; and so the cold REPL path stays covered.
+    child = spawn(api, tmp_path, cold=True)
     child.expect("›")
     assert "no_such_tool" not in child.before, "the prompt waited for the agent's build"
     # The build behind the prompt is over within this second; its notice must not be drawn over the prompt.
@@ -96,3 +99,20 @@ def test_the_prompt_comes_before_the_agent_is_built_and_what_the_build_reports_w
     assert finish(child) == 0
     names = [tool["name"] for tool in api.message_requests[0]["tools"]]
     assert "read_file" in names and "task" in names
+
+
+def test_a_pty_run_goes_through_the_shared_warm_server_with_the_tests_own_home(api, tmp_path):
+    """The suite's pty runs are warm (support/shared_server.py): if the hand-over quietly fell back to a cold
+    start, every such test would still pass and the suite would be ~2 s of CPU a run slower."""
+    from support.shared_server import warm_env
+    from support.warm import status
+
+    before = status(warm_env(dict(os.environ)))
+    served = int(before.get("invocations served", "0"))
+    api.script(answer("Warm hello."))
+    child = spawn(api, tmp_path, "-p", "hi")
+    child.expect("Warm hello.")
+    assert finish(child) == 0
+    after = status(warm_env(dict(os.environ)))
+    assert after["pid"] == before["pid"] and int(after["invocations served"]) == served + 1
+    assert list((tmp_path / "mini-agent-home").rglob("*.jsonl")), "the session went to the test's own home"

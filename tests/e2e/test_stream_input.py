@@ -12,17 +12,21 @@ import threading
 
 from support import BIN, PATIENCE, TEST_KEY, alive, eventually, process_running
 from support.fake_api import answer, tool_use
+from support.shared_server import warm_env
 
 
 def user(text: str) -> bytes:
     return (json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n").encode()
 
 
-def session(api, tmp_path, *args: str) -> tuple[subprocess.Popen, queue.Queue]:
-    """The installed command in a stream-json session on pipes, and its stdout's records as they come."""
+def session(api, tmp_path, *args: str, warm: bool = False) -> tuple[subprocess.Popen, queue.Queue]:
+    """The installed command in a stream-json session on pipes, and its stdout's records as they come; `warm`:
+    handed to the test process's warm server, pipes and all (support/shared_server.py)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
     env.update(MINI_AGENT_NO_SERVER="1", MINI_AGENT_HOME=str(tmp_path / "home"))
+    if warm:
+        env = warm_env(env)
     argv = [str(BIN), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", *args]
     process = subprocess.Popen(
         argv, cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -41,7 +45,7 @@ def next_result(lines: queue.Queue) -> dict:
 
 def test_two_turns_through_a_pipe_each_answered_before_the_next_is_written(api, tmp_path):
     api.script(answer("First answer."), answer("Second answer."))
-    process, lines = session(api, tmp_path)
+    process, lines = session(api, tmp_path, warm=True)
     try:
         process.stdin.write(user("first question"))
         process.stdin.flush()
@@ -63,7 +67,7 @@ def test_two_turns_through_a_pipe_each_answered_before_the_next_is_written(api, 
 
 def test_ctrl_c_stops_the_turn_and_the_session_as_it_does_a_p_run(api, tmp_path):
     api.script(answer(tool_use("bash", {"command": "exec sleep 60.5151"})))
-    process, lines = session(api, tmp_path, "--yes")
+    process, lines = session(api, tmp_path, "--yes")  # cold: a signal to the agent's own process
     try:
         process.stdin.write(user("wait"))
         process.stdin.flush()

@@ -25,6 +25,9 @@ def test_ctrl_o_prints_the_last_thinking_that_was_shown_folded(api, tmp_path):
     child.send("\x7f")
     child.sendcontrol("o")
     child.expect("First weigh the options.⟨BEL⟩ Then pick one.")
+    # The thinking is printed with the terminal in cooked mode (prompt_toolkit's run_in_terminal), where a Ctrl-D
+    # is the line discipline's end of file, never a key the REPL reads: wait for the prompt drawn again after it.
+    child.expect(PROMPT)
     child.sendcontrol("d")
     assert finish(child) == 0
     assert api.message_requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 2_000}

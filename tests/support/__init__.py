@@ -120,13 +120,18 @@ def scripted_agent(
     )
 
 
-def start_cli(api, cwd: Path, *args: str, home: Path | None = None) -> subprocess.Popen:
-    """The installed command against the loopback model, as a process a test can signal (pipes for its output)."""
+def start_cli(api, cwd: Path, *args: str, home: Path | None = None, warm: bool = False) -> subprocess.Popen:
+    """The installed command against the loopback model, as a process a test can signal (pipes for its output).
+    Cold (the process is the agent) unless `warm`: then handed to the test process's warm server."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))}
     env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_MODEL="claude-test")
     env["MINI_AGENT_NO_SERVER"] = "1"  # the normal path; tests of the warm start say so
     if home is not None:
         env["MINI_AGENT_HOME"] = str(home)
+    if warm:
+        from support.shared_server import warm_env
+
+        env = warm_env(env)
     return subprocess.Popen(
         [str(BIN), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

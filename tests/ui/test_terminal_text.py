@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from support import BIN, PATIENCE, TEST_KEY, ScriptedKeys
 from support.fake_api import answer, tool_use
 from support.repl import finish, spawn
+from support.shared_server import warm_env
 
 from mini_agent.events import ToolFinished
 from mini_agent.gate import ApprovalRequest
@@ -260,15 +261,16 @@ def test_osc_52_in_the_model_reply_does_not_reach_the_repl_terminal(api, tmp_pat
         str(BIN),
         [],
         cwd=str(tmp_path),
-        env={
-            **{k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))},
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": TEST_KEY,
-            "ANTHROPIC_MODEL": "claude-test",
-            "TERM": "xterm-256color",
-            "MINI_AGENT_HOME": str(tmp_path / "home"),
-            "MINI_AGENT_NO_SERVER": "1",
-        },
+        env=warm_env(
+            {
+                **{k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "MINI_AGENT_"))},
+                "ANTHROPIC_BASE_URL": api.url,
+                "ANTHROPIC_API_KEY": TEST_KEY,
+                "ANTHROPIC_MODEL": "claude-test",
+                "TERM": "xterm-256color",
+                "MINI_AGENT_HOME": str(tmp_path / "home"),
+            }
+        ),
         dimensions=(40, 120),
         timeout=PATIENCE,
         encoding="utf-8",
