@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from support import BIN, PATIENCE, TEST_KEY  # noqa: E402
 from support.fake_api import FakeAnthropicAPI  # noqa: E402
 from support.in_process import run_in_process, run_repl_in_process  # noqa: E402
-from support.shared_server import warm_env  # noqa: E402
 from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sandbox mechanism in turn
+from support.shared_server import warm_env  # noqa: E402
 
 from mini_agent.settings import Settings  # noqa: E402
 
