@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
+import hypothesis
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -24,6 +25,15 @@ from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sa
 from support.shared_server import warm_env  # noqa: E402
 
 from mini_agent.settings import Settings  # noqa: E402
+
+# Hypothesis times its examples (a 200 ms deadline, a "too slow" health check): clocks a machine at load average 16
+# misses, failing tests whose inputs were fine. What an example must not exceed is each test's own business.
+hypothesis.settings.register_profile(
+    "suite",
+    deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow],
+)
+hypothesis.settings.load_profile("suite")
 
 # A shell starts background jobs with SIGINT ignored, and children inherit that: the Ctrl-C tests would then
 # signal processes that cannot hear it. With a handler installed here, every child starts with the default.
