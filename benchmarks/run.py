@@ -36,6 +36,7 @@ RUNS = {
     "bash": (3, 1),
     "context": (30, 10),
     "repl": (9, 3),
+    "type-ahead": (7, 3),
     "shell": (10, 3),
     "undo": (10, 3),
     "sessions": (15, 5),
@@ -69,6 +70,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         import _repl
 
         return _repl.prompt_rows(runs("repl"))
+
+    def type_ahead() -> list[Row]:
+        import _type_ahead
+
+        return _type_ahead.type_ahead_rows(runs("type-ahead"))
 
     def context() -> list[Row]:
         import _context
@@ -126,6 +132,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "bash": lambda: _bigio.bash_flood(runs("bash")),
         "context": context,
         "repl": repl,
+        "type-ahead": type_ahead,
         "shell": shell,
         "undo": undo,
         "sessions": sessions,
