@@ -38,11 +38,8 @@ def type_ahead_rows(runs: int) -> list[Row]:
                 typed.append(_run(command, base, TYPING))
     except Exception as exc:
         return [failed_row(name, "—", str(exc))]
-    return [
-        Row(name, _result(at_once), "—", None),
-        Row(f"REPL: task typed for {TYPING:g} s at the first prompt (cold) → its request leaves", _result(typed), "—",
-            None),
-    ]  # fmt: skip
+    typed_name = f"REPL: task typed for {TYPING:g} s at the first prompt (cold) → its request leaves"
+    return [Row(name, _result(at_once), "—", None), Row(typed_name, _result(typed), "—", None)]
 
 
 def _result(samples: list[tuple[float, float]]) -> str:

@@ -45,6 +45,7 @@ RUNS = {
     "faults": (50, 15),
     "mcp": (5, 2),
     "warm": (7, 3),
+    "first-run": (7, 3),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -116,6 +117,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _warm.warm_rows(runs("warm"))
 
+    def first_run() -> list[Row]:
+        import _first_run
+
+        return _first_run.first_run_rows(runs("first-run"))
+
     def mcp() -> list[Row]:
         import _mcp
 
@@ -141,6 +147,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "faults": faults,
         "mcp": mcp,
         "warm": warm,
+        "first-run": first_run,
     }
 
 
