@@ -17,12 +17,14 @@ from pathlib import Path
 
 from _common import FakeAnthropicAPI, Row, answer, child_env, failed_row, median, mini_agent_command, seconds, tool_use
 
-MARGIN = 0.05
-"""Seconds a first run may lose to starting the server, at its first request and at its exit."""
+SERVER_CPU_TARGET = 0.1
+"""CPU seconds the server may use while the run that started it is going: its interpreter's start and its wait.
+The pass mark is this, not the time differences, which a busy shared machine moves by more than they are."""
 
 
 def first_run_rows(runs: int) -> list[Row]:
     name = "First run starting a warm server vs MINI_AGENT_NO_SERVER=1"
+    target = f"server's CPU during the run < {seconds(SERVER_CPU_TARGET)}"
     try:
         with tempfile.TemporaryDirectory(prefix="mini-agent-bench-first-") as tmp:
             base = Path(tmp)
@@ -34,22 +36,18 @@ def first_run_rows(runs: int) -> list[Row]:
                 starting.append(_run(env, base, starts_server=True, tag=str(index)))
                 plain.append(_run(env, base, starts_server=False, tag=str(index)))
     except Exception as exc:
-        return [failed_row(name, f"≤ +{MARGIN} s", str(exc))]
-    rows = []
-    for label, column in (("start → first request", 0), ("start → exit", 1)):
-        with_server, without = median([s[column] for s in starting]), median([s[column] for s in plain])
-        difference = median([s[column] - p[column] for s, p in zip(starting, plain, strict=True)])
-        rows.append(
-            Row(
-                f"First run, {label}: starting a warm server vs not",
-                f"{seconds(with_server)} vs {seconds(without)} (difference {difference:+.3f} s); run's CPU "
-                f"{seconds(median([s[2] for s in starting]))} vs {seconds(median([p[2] for p in plain]))}, "
-                f"the server's during the run {seconds(median([s[3] for s in starting]))}",
-                f"≤ +{MARGIN} s",
-                difference <= MARGIN,
-            )
-        )
-    return rows
+        return [failed_row(name, target, str(exc))]
+    differences = [
+        f"{label} {seconds(median([s[column] for s in starting]))} vs {seconds(median([p[column] for p in plain]))} "
+        f"({median([s[column] - p[column] for s, p in zip(starting, plain, strict=True)]):+.3f} s)"
+        for label, column in (("first request", 0), ("exit", 1))
+    ]
+    server = median([s[3] for s in starting])
+    result = (
+        f"server's CPU during the run {seconds(server)}; {'; '.join(differences)}; run's CPU "
+        f"{seconds(median([s[2] for s in starting]))} vs {seconds(median([p[2] for p in plain]))}"
+    )
+    return [Row(f"{name}: start → first request, start → exit", result, target, server < SERVER_CPU_TARGET)]
 
 
 def _run(env: dict, base: Path, starts_server: bool, tag: str = "warm-up") -> tuple[float, float, float, float]:
