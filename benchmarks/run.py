@@ -36,6 +36,7 @@ RUNS = {
     "bash": (3, 1),
     "context": (30, 10),
     "repl": (9, 3),
+    "type-ahead": (7, 3),
     "shell": (10, 3),
     "undo": (10, 3),
     "sessions": (15, 5),
@@ -44,6 +45,7 @@ RUNS = {
     "faults": (50, 15),
     "mcp": (5, 2),
     "warm": (7, 3),
+    "first-run": (7, 3),
 }
 ALIASES = {"first-request": "oneshot", "exit": "oneshot", "import-anthropic": "import", "read_file": "read-file"}
 
@@ -69,6 +71,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         import _repl
 
         return _repl.prompt_rows(runs("repl"))
+
+    def type_ahead() -> list[Row]:
+        import _type_ahead
+
+        return _type_ahead.type_ahead_rows(runs("type-ahead"))
 
     def context() -> list[Row]:
         import _context
@@ -110,6 +117,11 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
 
         return _warm.warm_rows(runs("warm"))
 
+    def first_run() -> list[Row]:
+        import _first_run
+
+        return _first_run.first_run_rows(runs("first-run"))
+
     def mcp() -> list[Row]:
         import _mcp
 
@@ -126,6 +138,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "bash": lambda: _bigio.bash_flood(runs("bash")),
         "context": context,
         "repl": repl,
+        "type-ahead": type_ahead,
         "shell": shell,
         "undo": undo,
         "sessions": sessions,
@@ -134,6 +147,7 @@ def measures(quick: bool) -> dict[str, Callable[[], list[Row]]]:
         "faults": faults,
         "mcp": mcp,
         "warm": warm,
+        "first-run": first_run,
     }
 
 

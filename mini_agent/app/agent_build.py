@@ -50,11 +50,13 @@ class AgentBuild:
         self._agent: Agent | None = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self._finished = False
         self._lock = threading.Lock()
 
     def start(self) -> None:
+        """Start the build, once; never after `finish`."""
         with self._lock:
-            if self._thread is not None:
+            if self._thread is not None or self._finished:
                 return
             thread = threading.Thread(target=self._run, name="agent-build", daemon=True)
             thread.start()
@@ -72,11 +74,11 @@ class AgentBuild:
         return self._agent
 
     def wait(self) -> Agent | None:
-        """The agent, once built (None if the build failed); starts the build if nothing has. Safe inside the
-        prompt: it shows nothing."""
+        """The agent, once built (None if the build failed, or never began before `finish`); starts the build if
+        nothing has. Safe inside the prompt: it shows nothing."""
         self.start()
-        assert self._thread is not None
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         return self._agent
 
     def agent(self) -> Agent:
@@ -94,7 +96,10 @@ class AgentBuild:
             self.emit.release()
 
     def finish(self) -> None:
-        """On the way out: a build under way ends before the session is closed, and its reports are shown."""
+        """On the way out: a build under way ends before the session is closed, and its reports are shown; one not
+        begun yet never begins."""
+        with self._lock:
+            self._finished = True
         if self._thread is not None:
             self._thread.join()
         self.emit.release()

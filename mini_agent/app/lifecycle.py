@@ -6,6 +6,7 @@ still works on turns from before a `--continue`.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from mini_agent.app.session_hooks import SessionHooks
@@ -25,10 +26,9 @@ class SessionLifecycle:
     def __init__(self, settings: Settings, resume: str | None = None, undo: bool = True, fork: bool = False) -> None:
         """`resume`: None for a new session, "" for this directory's latest, else an id (or id prefix). `fork`:
         continue a copy of that session in a new file (--fork-session), leaving its own file as it is."""
-        from mini_agent.sessions import SessionStore
-
         self.settings = settings
-        self.store = SessionStore(settings.data_dir, settings.secret_set)
+        self._store = None
+        self._store_lock = threading.Lock()
         self.resume_target = resume
         self.with_undo = undo
         self.fork_on_load = fork
@@ -49,6 +49,17 @@ class SessionLifecycle:
         """The session `open` read for --continue / --resume, until `attach` gives it to the agent."""
         self.hooks = SessionHooks()
         """SessionStart and SessionEnd (app/session_hooks.py)."""
+
+    @property
+    def store(self):
+        """The session files' store, made on first use: a new REPL session needs none before its prompt (the
+        sessions package is ~15 ms of imports), only the agent's build behind it."""
+        with self._store_lock:
+            if self._store is None:
+                from mini_agent.sessions import SessionStore
+
+                self._store = SessionStore(self.settings.data_dir, self.settings.secret_set)
+            return self._store
 
     @property
     def session_id(self) -> str:

@@ -6,6 +6,7 @@ with the session intact; Ctrl-D exits. Every turn is written to the session file
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 from collections.abc import Callable
@@ -18,11 +19,6 @@ from mini_agent.settings import Settings
 
 if TYPE_CHECKING:
     from mini_agent.agent import Agent
-
-BEHIND_PROMPT_DELAY = 0.1
-"""Seconds after the prompt starts before the agent's build and then the SDK import begin: long enough for the
-first draw, which they would otherwise compete with for the interpreter."""
-
 
 class Repl:
     def __init__(self, build: Callable[..., Agent], settings: Settings, sessions) -> None:
@@ -88,30 +84,30 @@ class Repl:
         bindings = key_bindings(self.modes, self.renderer.show_thinking)
         session = prompt_session(self.settings.data_dir / "history", completer, bindings)
         self._banner()
-        behind: list[threading.Timer] = []
+        behind: list[threading.Thread] = []
 
         def build_then_warm_up() -> None:
-            self._build.wait()
-            if warm_up is not None:
+            if self._build.wait() is not None and warm_up is not None:
                 warm_up()  # the MCP servers too
 
         def after_first_draw() -> None:
+            # Called just before the first draw, on prompt-toolkit's loop: what it schedules runs once the draw is
+            # out. The build and then the SDK import start there, not before (they would compete with the draw for
+            # the interpreter) and not later (a task sent at once waits for both: every idle moment is lost).
             if not behind:
-                behind.append(threading.Timer(BEHIND_PROMPT_DELAY, build_then_warm_up))
-                behind[0].start()
+                behind.append(threading.Thread(target=build_then_warm_up, name="behind-prompt", daemon=True))
+                asyncio.get_running_loop().call_soon(behind[0].start)
 
         try:
             if first is not None and first.strip():
-                behind.append(threading.Timer(0, build_then_warm_up))  # no prompt to draw first: at once, here
+                behind.append(threading.current_thread())  # no prompt to draw first: at once, here
                 build_then_warm_up()
                 session.history.append_string(first)  # Up recalls it, as if typed
                 if self._handle(first):
                     return ExitStatus.SUCCESS
             return self._loop(session, after_first_draw)
         finally:
-            if behind:
-                behind[0].cancel()  # not started yet: nothing to build for a session that is over
-            self._build.finish()
+            self._build.finish()  # a build not begun yet never begins: nothing to build for a session that is over
 
     def _loop(self, session, after_first_draw: Callable[[], None]) -> ExitStatus:
         while True:

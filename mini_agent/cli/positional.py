@@ -17,6 +17,8 @@ from collections.abc import Callable
 import typer
 from typer.core import TyperGroup
 
+from mini_agent.cli.plain_values import plain
+
 PROMPT = "mini_agent.positional_prompt"
 """Where the positional prompt is kept in the root context's `meta`."""
 
@@ -27,6 +29,7 @@ positional one or piped stdin, as `claude -p` takes it."""
 
 class PromptOrCommand(TyperGroup):
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        plain(self, ctx)  # the root's options read without pydantic (cli/plain_values.py)
         words = self._words(ctx, args)
         if words is None or not words or words[0] in self.commands:
             return super().parse_args(ctx, args)  # click reports a bad option; a subcommand stays one

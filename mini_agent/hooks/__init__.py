@@ -8,8 +8,13 @@ May import: errors, events, xmltext (hints), trust, processes (its run's process
 name and alias a matcher selects), safety (where a project's `.claude/` is). Never the agent, tool_calls, ui/ or
 cli: the agent holds a `Hooks` and calls it at each event."""
 
-from mini_agent.hooks.definitions import EVENTS, HookDef, ProjectHooks, configured
-from mini_agent.hooks.dispatch import NO_HOOKS, Hooks, PermissionAnswer, PromptBlocked, ToolVerdict
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mini_agent.hooks.definitions import EVENTS, HookDef, ProjectHooks, configured
+    from mini_agent.hooks.dispatch import NO_HOOKS, Hooks, PermissionAnswer, PromptBlocked, ToolVerdict
 
 __all__ = [
     "EVENTS",
@@ -22,3 +27,16 @@ __all__ = [
     "ToolVerdict",
     "configured",
 ]
+_HOMES = {name: "definitions" for name in ("EVENTS", "HookDef", "ProjectHooks", "configured")} | {
+    name: "dispatch" for name in ("NO_HOOKS", "Hooks", "PermissionAnswer", "PromptBlocked", "ToolVerdict")
+}
+
+
+def __getattr__(name: str) -> object:
+    """Loaded on first use: the config reads a project's `.claude/` hooks (claude_settings.py) at start-up, and a
+    run without hooks has no use for the dispatcher (its processes, its events) before the prompt."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

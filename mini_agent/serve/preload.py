@@ -5,6 +5,7 @@ each worker builds its settings, clients and caches itself, from the client's en
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 
 LIBRARIES = (
@@ -51,11 +52,36 @@ def modules() -> list[str]:
 
 
 def preload() -> list[str]:
-    """Import and load what invocations use; the names that failed (the worker will meet them itself)."""
+    """Import and load what invocations use; the names that failed (the worker will meet them itself).
+
+    The loading (~3 s of CPU) runs on a thread of its own at the lowest priority, for when it overlaps the run that
+    started the server (serve/quiet.py): Linux's nice value is per thread, so the main thread, which forks every
+    worker (they inherit its priority), stays at the normal one. (Where the kernel groups processes by session,
+    the server's own session is one group, and nice ranks the load only within it.)"""
+    failed: list[str] = []
+    loader = threading.Thread(target=_load, args=(failed,), name="preload")
+    loader.start()
+    loader.join()
+    try:
+        from mini_agent.safety.shell.grammar import parser
+
+        parser()  # the main thread's parser: the worker's main thread is this thread, forked
+    except Exception:
+        failed.append("warm-up")
+    for thread in threading.enumerate():  # fork copies only the calling thread: nothing may be half-done
+        if thread is not threading.current_thread():
+            thread.join(5.0)
+    return failed
+
+
+def _load(failed: list[str]) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # this thread (and those it starts) only
+    except (OSError, AttributeError):
+        pass  # not Linux: the load runs at the server's priority, as before
     from mini_agent.model.client import import_sdk
 
     import_sdk()  # first, as a run imports it: without the aiohttp transport the agent never uses
-    failed = []
     for name in modules():
         try:
             importlib.import_module(name)
@@ -66,10 +92,6 @@ def preload() -> list[str]:
         from mini_agent.safety.shell.grammar import parser
 
         TOKENIZER.wait()
-        parser()  # the main thread's parser: the worker's main thread is this thread, forked
+        parser()  # builds the grammar, which every thread's parser shares
     except Exception:
         failed.append("warm-up")
-    for thread in threading.enumerate():  # fork copies only the calling thread: nothing may be half-done
-        if thread is not threading.current_thread():
-            thread.join(5.0)
-    return failed

@@ -22,8 +22,6 @@ from mini_agent.warm.paths import installation_key, lock_path, runtime_dir, sock
 from mini_agent.warm.stamp import package_stamp
 
 IDLE_DEFAULT = 600.0
-GRACE = 3.0
-"""Seconds a server started by a run waits for that run to end before it loads (they would share the CPU)."""
 LOCK_WAIT = 2.0
 """Seconds to wait for a server that is on its way out (it found itself outdated) to let go of the lock."""
 REQUEST_TIMEOUT = 2.0
@@ -40,7 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     if lock is None:
         return  # another server of this installation runs or starts
     if after is not None:
-        _wait_for(after, GRACE)
+        from mini_agent.serve.quiet import wait_for_quiet
+
+        wait_for_quiet(after)  # not beside the run that started it: they would share the CPU
     from mini_agent.serve.preload import preload
 
     preload()
@@ -63,15 +63,6 @@ def _lock(path: str) -> int | None:
                 os.close(fd)
                 return None
             time.sleep(0.05)
-
-
-def _wait_for(pid: int, timeout: float) -> None:
-    try:
-        handle = os.pidfd_open(pid)
-    except OSError:
-        return
-    select.select([handle], [], [], timeout)
-    os.close(handle)
 
 
 class Server:

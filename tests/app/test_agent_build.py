@@ -60,3 +60,11 @@ def test_finish_waits_for_a_build_under_way_and_shows_what_it_reported():
     agent_build.start()
     agent_build.finish()
     assert started.is_set() and shown == ["late"]
+
+
+def test_a_build_not_begun_when_the_session_finishes_never_begins():
+    builds = []
+    agent_build = AgentBuild(lambda emit: builds.append(1) or "agent", lambda event: None)
+    agent_build.finish()  # Ctrl-D before the work behind the first prompt began
+    agent_build.start()  # that work's thread, a moment later
+    assert agent_build.wait() is None and builds == []
