@@ -24,8 +24,15 @@ def elements() -> dict:
     from rich.markdown import Heading, ListElement, ListItem
     from rich.segment import Segment
 
+    from mini_agent.ui import markdown_text
+
     class LeftHeading(Heading):
         LEVEL_ALIGN = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
+
+        def __rich_console__(self, console, options):
+            text = self.text.copy()
+            text.justify = self.LEVEL_ALIGN.get(self.tag, "left")
+            yield from markdown_text.laid_out(text, console, options)
 
     class NumberedItem(ListItem):
         label = ""

@@ -226,12 +226,13 @@ def markdown(source: str, budget: HighlightBudget | None = None):
 
 @functools.cache
 def _markdown_class():
-    from rich.markdown import CodeBlock, Markdown
+    from rich.markdown import CodeBlock, Markdown, Paragraph
     from rich.padding import Padding
     from rich.syntax import Syntax
     from rich.text import Text
 
     from mini_agent.ui import markdown_look as look
+    from mini_agent.ui import markdown_text
 
     class Code(CodeBlock):
         budget: HighlightBudget
@@ -253,8 +254,19 @@ def _markdown_class():
             text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
             yield Padding(text, (0, 0, 0, 1))
 
+    class LaidOutParagraph(Paragraph):
+        def __rich_console__(self, console, options):
+            self.text.justify = self.justify
+            yield from markdown_text.laid_out(self.text, console, options)
+
     class StreamedMarkdown(Markdown):
-        elements = {**Markdown.elements, **look.elements(), "fence": Code, "code_block": Code}
+        elements = {
+            **Markdown.elements,
+            **look.elements(),
+            "paragraph_open": LaidOutParagraph,
+            "fence": Code,
+            "code_block": Code,
+        }
         highlight_budget: HighlightBudget
 
         def __rich_console__(self, console, options):

@@ -1,0 +1,166 @@
+"""Laying out the text of a Markdown paragraph or heading: the segments rich's `Text` renders, computed without a
+`Text` object per line.
+
+rich wraps a paragraph by dividing it into one `Text` per line, each with its own share of the styles, then
+joining them again to render: most of the cost of printing a long reply. Here the same rules (rich's word
+division and fold, the crop to the width, left justification to the full width, one segment per run of styles)
+work on offsets into the paragraph's string, for text whose every character is one cell wide, which is most prose.
+Anything else (tabs, wide or zero-width characters, another justification or overflow, overlapping styles) is
+left to rich: `laid_out` then returns the `Text` itself. tests/ui/test_markdown_text.py holds the two to the
+same segments.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from operator import itemgetter
+
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e\n]")
+_WORD = re.compile(r"\s*\S+\s*")
+"""rich's word: a run of non-space with the spaces on either side of it (rich/_wrap.py)."""
+
+
+def laid_out(text, console, options) -> Sequence:
+    """What `console.render(text, options)` yields for a rich `Text`: its segments, or `[text]` for rich to
+    render where this layout does not apply."""
+    width = options.max_width
+    justify = text.justify or options.justify
+    overflow = text.overflow or options.overflow or "fold"
+    no_wrap = text.no_wrap if text.no_wrap is not None else options.no_wrap
+    plain = text.plain
+    spans = text.spans
+    if (
+        justify != "left"
+        or overflow != "fold"
+        or no_wrap
+        or text.style
+        or text.end != "\n"
+        or width < 1
+        or not _one_cell_each(plain)
+        or not _in_order(spans)
+    ):
+        return [text]
+    lines = [line for start, end in _paragraph_lines(plain) for line in _wrapped(plain, start, end, width)]
+    joined = "\n".join(plain[start:end].ljust(width) for start, end in lines)
+    return _segments(joined, _line_spans(spans, lines, width), console)
+
+
+def _one_cell_each(plain: str) -> bool:
+    if not _NOT_PRINTABLE_ASCII.search(plain):
+        return True
+    return all(char == "\n" or _cell_size(char) == 1 for char in set(plain))
+
+
+@functools.cache
+def _cell_size(char: str) -> int:
+    from rich.cells import get_character_cell_size
+
+    return get_character_cell_size(char)
+
+
+def _in_order(spans: list) -> bool:
+    """Whether the styles follow one another without overlapping, as appended text makes them."""
+    end = 0
+    for span in spans:
+        if span.start < end or span.end <= span.start:
+            return False
+        end = span.end
+    return True
+
+
+def _paragraph_lines(plain: str) -> list[tuple[int, int]]:
+    """The text's own lines (hard breaks), as offsets."""
+    lines = []
+    start = 0
+    while (newline := plain.find("\n", start)) != -1:
+        lines.append((start, newline))
+        start = newline + 1
+    lines.append((start, len(plain)))
+    return lines
+
+
+def _wrapped(plain: str, start: int, end: int, width: int) -> list[tuple[int, int]]:
+    """One line of the text cut as rich cuts it: at the break offsets of its word division, each piece then
+    cut to `width` (rich drops trailing spaces beyond the width, then crops: the same characters stay)."""
+    line = plain[start:end]
+    bounds = [0, *_breaks(line, width), len(line)]
+    return [(start + first, start + min(last, first + width)) for first, last in zip(bounds, bounds[1:], strict=False)]
+
+
+def _breaks(line: str, width: int) -> list[int]:
+    """rich's `divide_line` with fold, for characters one cell wide: a cell is a character."""
+    breaks: list[int] = []
+    offset = 0
+    position = 0
+    while (word_match := _WORD.match(line, position)) is not None:
+        start, position = word_match.span()
+        word = word_match.group(0)
+        word_length = len(word.rstrip())
+        if width - offset >= word_length:
+            offset += len(word)
+        elif word_length > width:
+            chunks = range(0, len(word), width)
+            for chunk in chunks:
+                if start + chunk:
+                    breaks.append(start + chunk)
+            offset = len(word) - chunks[-1]
+        elif offset and start:
+            breaks.append(start)
+            offset = len(word)
+    return breaks
+
+
+def _line_spans(spans: list, lines: list[tuple[int, int]], width: int) -> list[tuple[int, int, object]]:
+    """The styles cut at the lines' ends, at their places in the joined lines (`width` plus a line break
+    each). Both lists are in order, so one pass over each."""
+    placed = []
+    index = 0
+    for number, (line_start, line_end) in enumerate(lines):
+        base = number * (width + 1) - line_start
+        while index < len(spans) and spans[index].end <= line_start:
+            index += 1
+        scan = index
+        while scan < len(spans) and spans[scan].start < line_end:
+            start, end, style = spans[scan]
+            low, high = max(start, line_start), min(end, line_end)
+            if high > low:
+                placed.append((base + low, base + high, style))
+            scan += 1
+    return placed
+
+
+def _segments(text: str, spans: list[tuple[int, int, object]], console) -> list:
+    """`Text.render` of `text` with these styles, and the line break that ends a paragraph."""
+    from rich.segment import Segment
+    from rich.style import Style
+
+    if not spans:
+        return [Segment(text), Segment("\n")]
+    null = Style.null()
+    style_map = {index: console.get_style(style, default=null) for index, (_, _, style) in enumerate(spans, 1)}
+    style_map[0] = console.get_style("", default=null)
+    events = [
+        (0, False, 0),
+        *((start, False, index) for index, (start, _, _) in enumerate(spans, 1)),
+        *((end, True, index) for index, (_, end, _) in enumerate(spans, 1)),
+        (len(text), True, 0),
+    ]
+    events.sort(key=itemgetter(0, 1))
+    stack: list[int] = []
+    cache: dict[tuple, Style] = {}
+    segments = []
+    for (offset, leaving, style_id), (next_offset, _, _) in zip(events, events[1:], strict=False):
+        if leaving:
+            stack.remove(style_id)
+        else:
+            stack.append(style_id)
+        if next_offset > offset:
+            styles = tuple(style_map[style_id] for style_id in sorted(stack))
+            style = cache.get(styles)
+            if style is None:
+                style = cache[styles] = Style.combine(styles)
+            segments.append(Segment(text[offset:next_offset], style))
+    segments.append(Segment("\n"))
+    return segments
