@@ -227,7 +227,6 @@ def markdown(source: str, budget: HighlightBudget | None = None):
 @functools.cache
 def _markdown_class():
     from rich.markdown import CodeBlock, Markdown, Paragraph
-    from rich.padding import Padding
     from rich.syntax import Syntax
     from rich.text import Text
 
@@ -252,7 +251,7 @@ def _markdown_class():
                 text = Text(code, style=console.get_style("markdown.code_block", default="none"))
             text.rstrip()  # highlight() ends the code with a line break, which would be a blank line
             text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
-            yield Padding(text, (0, 0, 0, 1))
+            yield from markdown_text.code_block(text, console, options)  # a Padding of one space on the left
 
     class LaidOutParagraph(Paragraph):
         def __rich_console__(self, console, options):

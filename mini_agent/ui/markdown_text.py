@@ -1,12 +1,13 @@
-"""Laying out the text of a Markdown paragraph or heading: the segments rich's `Text` renders, computed without a
+"""Laying out the text of a Markdown paragraph, heading or code block: the segments rich's `Text` renders, computed without a
 `Text` object per line.
 
 rich wraps a paragraph by dividing it into one `Text` per line, each with its own share of the styles, then
 joining them again to render: most of the cost of printing a long reply. Here the same rules (rich's word
 division and fold, the crop to the width, left justification to the full width, one segment per run of styles)
 work on offsets into the paragraph's string, for text whose every character is one cell wide, which is most prose.
+Code that is cut at the edge, not highlighted, gets the same: its lines as rich's `Padding` of a `Text` gives them.
 Anything else (tabs, wide or zero-width characters, another justification or overflow, overlapping styles) is
-left to rich: `laid_out` then returns the `Text` itself. tests/ui/test_markdown_text.py holds the two to the
+left to rich: `laid_out` then returns the `Text` itself, `code_block` the `Padding`. tests/ui/test_markdown_text.py holds the two to the
 same segments.
 """
 
@@ -45,6 +46,47 @@ def laid_out(text, console, options) -> Sequence:
     lines = [line for start, end in _paragraph_lines(plain) for line in _wrapped(plain, start, end, width)]
     joined = "\n".join(plain[start:end].ljust(width) for start, end in lines)
     return _segments(joined, _line_spans(spans, lines, width), console)
+
+
+def code_block(text, console, options) -> Sequence:
+    """What `console.render(Padding(text, (0, 0, 0, 1)), options)` yields for code that is cut, not wrapped (a
+    `Text` of one style with no_wrap, ellipsis overflow and no end): per line a space, the line cut with an
+    ellipsis at the width, the spaces that pad it. Or `[that Padding]` for rich to render."""
+    from rich.padding import Padding
+    from rich.segment import Segment
+    from rich.style import Style
+
+    width = options.max_width - 1
+    plain = text.plain
+    pad_style = console.get_style("none")
+    if (
+        text.spans
+        or not plain
+        or plain.endswith("\n")
+        or width < 3
+        or options.height is not None
+        or text.end
+        or not text.no_wrap
+        or (text.overflow or options.overflow) != "ellipsis"
+        or (text.justify or options.justify or "default") != "default"
+        or pad_style
+        or not _one_cell_each(plain + "…")
+    ):
+        return [Padding(text, (0, 0, 0, 1))]
+    null = Style.null()
+    style = Style.combine((console.get_style("", default=null), console.get_style(text.style))) if text.style else None
+    left, end = Segment(" ", pad_style), Segment.line()
+    segments = []
+    for line in plain.split("\n"):
+        if len(line) > width:
+            line = line[: width - 1] + "…"
+        segments.append(left)
+        if line:
+            segments.append(Segment(line, style))
+        if len(line) < width:
+            segments.append(Segment(" " * (width - len(line)), pad_style))
+        segments.append(end)
+    return segments
 
 
 def _one_cell_each(plain: str) -> bool:

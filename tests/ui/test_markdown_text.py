@@ -86,3 +86,29 @@ def _printed(source: str, width: int) -> str:
     terminal = console(width)
     terminal.print(markdown(source))
     return terminal.file.getvalue()
+
+
+CODE = st.lists(
+    st.sampled_from(list("ab (x)=") + ["  ", "\n", "\n\n", "long_identifier_name", "\u00a0", "\t", "日", "…"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(CODE, st.integers(min_value=1, max_value=30), st.sampled_from([None, "markdown.code_block", "bold red"]))
+def test_code_is_cut_as_rich_pads_and_cuts_it(code, width, style):
+    from rich.padding import Padding
+
+    terminal = console(width)
+
+    def text() -> Text:
+        made = Text(code.rstrip(), style=style or "")
+        made.no_wrap, made.overflow, made.end = True, "ellipsis", ""
+        return made
+
+    segments = markdown_text.code_block(text(), terminal, terminal.options)
+    expected = list(terminal.render(Padding(text(), (0, 0, 0, 1)), terminal.options))
+    if len(segments) == 1 and isinstance(segments[0], Padding):
+        assert width < 4 or not code.strip() or any(char in code for char in "\t日")
+    else:
+        assert segments == expected
