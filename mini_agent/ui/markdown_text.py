@@ -16,9 +16,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from operator import itemgetter
 
 _NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e\n]")
+_NOT_SPACE = re.compile("[^ ]")
 _WORD = re.compile(r"\s*\S+\s*")
 """rich's word: a run of non-space with the spaces on either side of it (rich/_wrap.py)."""
 
@@ -132,7 +132,11 @@ def _wrapped(plain: str, start: int, end: int, width: int) -> list[tuple[int, in
 
 
 def _breaks(line: str, width: int) -> list[int]:
-    """rich's `divide_line` with fold, for characters one cell wide: a cell is a character."""
+    """rich's `divide_line` with fold, for characters one cell wide (a cell is a character)."""
+    return _breaks_at_spaces(line, width) if line.isascii() else _breaks_by_word(line, width)
+
+
+def _breaks_by_word(line: str, width: int) -> list[int]:
     breaks: list[int] = []
     offset = 0
     position = 0
@@ -151,6 +155,37 @@ def _breaks(line: str, width: int) -> list[int]:
         elif offset and start:
             breaks.append(start)
             offset = len(word)
+    return breaks
+
+
+def _breaks_at_spaces(line: str, width: int) -> list[int]:
+    """The same breaks, found a line at a time, for printable ASCII, where the only blank is the space. A word
+    (its letters and the spaces after them; the first also the spaces before) fits while its letters end within
+    `width` of the line's start, so each line ends before the word whose letters cross that mark."""
+    breaks: list[int] = []
+    length = len(line)
+    first_letters = length - len(line.lstrip(" "))
+    start = 0
+    while (mark := start + width) < length:
+        if line[mark] == " ":
+            after = _NOT_SPACE.search(line, mark)
+            if after is None:
+                break
+            letters = after.start()
+        else:
+            letters = line.rfind(" ", 0, mark) + 1
+        word = 0 if letters == first_letters else letters
+        letters_end = line.find(" ", max(mark, letters))
+        if letters_end == -1:
+            letters_end = length
+        if letters_end - word > width:  # longer than a line: folded
+            after = _NOT_SPACE.search(line, letters_end)
+            chunks = range(word, length if after is None else after.start(), width)
+            breaks.extend(chunk for chunk in chunks if chunk)
+            start = chunks[-1]
+        else:
+            breaks.append(word)
+            start = word
     return breaks
 
 
@@ -174,35 +209,27 @@ def _line_spans(spans: list, lines: list[tuple[int, int]], width: int) -> list[t
 
 
 def _segments(text: str, spans: list[tuple[int, int, object]], console) -> list:
-    """`Text.render` of `text` with these styles, and the line break that ends a paragraph."""
+    """`Text.render` of `text` with these styles, and the line break that ends a paragraph. The styles are in
+    order and apart, so a run is a style over its base or the base alone (where rich combines its stack)."""
     from rich.segment import Segment
     from rich.style import Style
 
     if not spans:
         return [Segment(text), Segment("\n")]
     null = Style.null()
-    style_map = {index: console.get_style(style, default=null) for index, (_, _, style) in enumerate(spans, 1)}
-    style_map[0] = console.get_style("", default=null)
-    events = [
-        (0, False, 0),
-        *((start, False, index) for index, (start, _, _) in enumerate(spans, 1)),
-        *((end, True, index) for index, (_, end, _) in enumerate(spans, 1)),
-        (len(text), True, 0),
-    ]
-    events.sort(key=itemgetter(0, 1))
-    stack: list[int] = []
-    cache: dict[tuple, Style] = {}
+    base = console.get_style("", default=null)
+    combined: dict = {}
     segments = []
-    for (offset, leaving, style_id), (next_offset, _, _) in zip(events, events[1:], strict=False):
-        if leaving:
-            stack.remove(style_id)
-        else:
-            stack.append(style_id)
-        if next_offset > offset:
-            styles = tuple(style_map[style_id] for style_id in sorted(stack))
-            style = cache.get(styles)
-            if style is None:
-                style = cache[styles] = Style.combine(styles)
-            segments.append(Segment(text[offset:next_offset], style))
+    position = 0
+    for start, end, style in spans:
+        if start > position:
+            segments.append(Segment(text[position:start], base))
+        over = combined.get(style)
+        if over is None:
+            over = combined[style] = Style.combine((base, console.get_style(style, default=null)))
+        segments.append(Segment(text[start:end], over))
+        position = end
+    if position < len(text):
+        segments.append(Segment(text[position:], base))
     segments.append(Segment("\n"))
     return segments

@@ -112,3 +112,20 @@ def test_code_is_cut_as_rich_pads_and_cuts_it(code, width, style):
         assert width < 4 or not code.strip() or any(char in code for char in "\t日")
     else:
         assert segments == expected
+
+
+BLANKS = st.sampled_from([" ", " ", "  ", "    ", "\u00a0"])
+LINES = st.lists(st.tuples(st.integers(min_value=0, max_value=14), BLANKS), max_size=12).map(
+    lambda words: "".join("x" * size + blank for size, blank in words)
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(LINES, st.tuples(BLANKS, LINES).map("".join)), st.integers(min_value=1, max_value=16))
+@example("a word   bb", 4)
+@example("   abcdefgh  ab", 3)
+def test_line_breaks_are_rich_own(line, width):
+    from rich._wrap import divide_line  # rich's own, which Text.wrap calls
+
+    assert markdown_text._breaks(line, width) == divide_line(line, width, fold=True)
+    assert markdown_text._breaks_by_word(line, width) == divide_line(line, width, fold=True)
