@@ -122,7 +122,7 @@ class MarkdownStream:
         self._erase()
         lines = self._render(source, self._budget)
         if lines:
-            self.console.print(_joined(lines, end=True))
+            self.console.print(_joined(lines, end=True), crop=False)  # render_lines cut them to the width
             self._batches += 1
         self.stats.rendered += len(source)
         self.stats.committed += len(source)
@@ -153,7 +153,8 @@ class MarkdownStream:
         if not self.console.encoding.startswith("utf"):
             document = Encodable(document)
         lines = self.console.render_lines(document, self.console.options, pad=False)
-        kept = [line for index, line in enumerate(lines) if not (_blank(line) and index and _blank(lines[index - 1]))]
+        blank = [_blank(line) for line in lines]
+        kept = [line for index, line in enumerate(lines) if not (blank[index] and index and blank[index - 1])]
         start, end = 0, len(kept)
         while start < end and _blank(kept[start]):
             start += 1
@@ -170,7 +171,7 @@ class MarkdownStream:
 
 
 def _blank(line: list) -> bool:
-    return not "".join(segment.text for segment in line if not segment.control).strip()
+    return not any(segment.text.strip() for segment in line if not segment.control)
 
 
 def _joined(lines: list[list], end: bool = False):
