@@ -43,6 +43,16 @@ def elements() -> dict:
             item.label = f"{token.info}{token.markup}" if token.info else ""
             return item
 
+        def render_bullet(self, console, options):  # rich's, with the item's lines from item_lines
+            narrower = options.update(width=options.max_width - 3)
+            lines = markdown_text.item_lines(self.elements, console, narrower, self.style)
+            style = console.get_style("markdown.item.bullet", default="none")
+            bullet, padding, end = Segment(" • ", style), Segment("   ", style), Segment("\n")
+            for index, line in enumerate(lines):
+                yield padding if index else bullet
+                yield from line
+                yield end
+
     class SourceNumberedList(ListElement):
         def __rich_console__(self, console, options):
             if self.list_type == "bullet_list_open":
@@ -53,7 +63,8 @@ def elements() -> dict:
             width = max(len(label) for label in labels) + 2
             style = console.get_style("markdown.item.number", default="none")
             for item, label in zip(self.items, labels, strict=True):
-                lines = console.render_lines(item.elements, options.update(width=options.max_width - width))
+                narrower = options.update(width=options.max_width - width)
+                lines = markdown_text.item_lines(item.elements, console, narrower)
                 for index, line in enumerate(lines):
                     yield Segment(label.rjust(width - 1) + " " if index == 0 else " " * width, style)
                     yield from line

@@ -227,7 +227,7 @@ def markdown(source: str, budget: HighlightBudget | None = None):
 
 @functools.cache
 def _markdown_class():
-    from rich.markdown import CodeBlock, Markdown, Paragraph
+    from rich.markdown import CodeBlock, Markdown
     from rich.syntax import Syntax
     from rich.text import Text
 
@@ -254,16 +254,11 @@ def _markdown_class():
             text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
             yield from markdown_text.code_block(text, console, options)  # a Padding of one space on the left
 
-    class LaidOutParagraph(Paragraph):
-        def __rich_console__(self, console, options):
-            self.text.justify = self.justify
-            yield from markdown_text.laid_out(self.text, console, options)
-
     class StreamedMarkdown(Markdown):
         elements = {
             **Markdown.elements,
             **look.elements(),
-            "paragraph_open": LaidOutParagraph,
+            "paragraph_open": markdown_text.paragraph_element(),
             "fence": Code,
             "code_block": Code,
         }

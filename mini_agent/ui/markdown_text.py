@@ -1,14 +1,14 @@
-"""Laying out the text of a Markdown paragraph, heading or code block: the segments rich's `Text` renders, computed without a
-`Text` object per line.
+"""Laying out Markdown paragraphs, headings, list items and cut code: the segments rich renders for them,
+computed without a rich `Text` object per line.
 
 rich wraps a paragraph by dividing it into one `Text` per line, each with its own share of the styles, then
-joining them again to render: most of the cost of printing a long reply. Here the same rules (rich's word
-division and fold, the crop to the width, left justification to the full width, one segment per run of styles)
-work on offsets into the paragraph's string, for text whose every character is one cell wide, which is most prose.
-Code that is cut at the edge, not highlighted, gets the same: its lines as rich's `Padding` of a `Text` gives them.
-Anything else (tabs, wide or zero-width characters, another justification or overflow, overlapping styles) is
-left to rich: `laid_out` then returns the `Text` itself, `code_block` the `Padding`. tests/ui/test_markdown_text.py holds the two to the
-same segments.
+joining them again to render, and a list item's lines go through its render and split once more: most of the
+cost of printing a long reply. Here the same rules (rich's word division and fold, the crop to the width, left
+justification to the full width, one segment per run of styles) work on offsets into the paragraph's string,
+for text whose every character is one cell wide, which is most prose. Code that is cut at the edge, not
+highlighted, gets its lines as rich's `Padding` of a `Text` gives them. Anything else (tabs, wide or zero-width
+characters, another justification or overflow, overlapping styles) is left to rich. tests/ui/test_markdown_text.py
+holds each layout to rich's own output.
 """
 
 from __future__ import annotations
@@ -26,6 +26,61 @@ _WORD = re.compile(r"\s*\S+\s*")
 def laid_out(text, console, options) -> Sequence:
     """What `console.render(text, options)` yields for a rich `Text`: its segments, or `[text]` for rich to
     render where this layout does not apply."""
+    layout = _layout(text, options)
+    if layout is None:
+        return [text]
+    joined, spans, width = layout
+    return _segments(joined, spans, console)
+
+
+def laid_out_lines(text, console, options) -> list[list] | None:
+    """What `console.render_lines(text, options)` gives for a rich `Text` (each line `width` cells), or None
+    where this layout does not apply."""
+    layout = _layout(text, options)
+    if layout is None:
+        return None
+    joined, spans, width = layout
+    return _lines(joined, spans, width, console)
+
+
+def item_lines(elements, console, options, style=None) -> list[list]:
+    """`console.render_lines(elements, options, style=style)` for the elements of a list item, without passing
+    every segment through rich's render and split when they are all paragraphs laid out here."""
+    if options.height is None and all(type(element) is paragraph_element() for element in elements):
+        lines: list[list] = []
+        for element in elements:
+            element.text.justify = element.justify
+            more = laid_out_lines(element.text, console, options)
+            if more is None:
+                break
+            lines += more
+        else:
+            if not style:
+                return lines
+            from rich.segment import Segment
+
+            return [
+                [Segment(text, None if control else style + over, control) for text, over, control in line]
+                for line in lines
+            ]
+    return console.render_lines(elements, options, style=style)
+
+
+@functools.cache
+def paragraph_element():
+    """rich's Markdown paragraph, laid out here."""
+    from rich.markdown import Paragraph
+
+    class LaidOutParagraph(Paragraph):
+        def __rich_console__(self, console, options):
+            self.text.justify = self.justify
+            yield from laid_out(self.text, console, options)
+
+    return LaidOutParagraph
+
+
+def _layout(text, options) -> tuple[str, list, int] | None:
+    """The text's lines joined, each padded to the width, and its styles at their places in them."""
     width = options.max_width
     justify = text.justify or options.justify
     overflow = text.overflow or options.overflow or "fold"
@@ -42,10 +97,10 @@ def laid_out(text, console, options) -> Sequence:
         or not _one_cell_each(plain)
         or not _in_order(spans)
     ):
-        return [text]
+        return None
     lines = [line for start, end in _paragraph_lines(plain) for line in _wrapped(plain, start, end, width)]
     joined = "\n".join(plain[start:end].ljust(width) for start, end in lines)
-    return _segments(joined, _line_spans(spans, lines, width), console)
+    return joined, _line_spans(spans, lines, width), width
 
 
 def code_block(text, console, options) -> Sequence:
@@ -233,3 +288,35 @@ def _segments(text: str, spans: list[tuple[int, int, object]], console) -> list:
         segments.append(Segment(text[position:], base))
     segments.append(Segment("\n"))
     return segments
+
+
+def _lines(text: str, spans: list[tuple[int, int, object]], width: int, console) -> list[list]:
+    """`_segments` split at the line breaks as rich splits them: a run across a break in two, none empty."""
+    from rich.segment import Segment
+    from rich.style import Style
+
+    if not spans:
+        return [[Segment(text[start : start + width])] for start in range(0, len(text), width + 1)]
+    null = Style.null()
+    base = console.get_style("", default=null)
+    combined: dict = {}
+    lines = []
+    index = 0
+    for line_start in range(0, len(text), width + 1):
+        line_end = line_start + width
+        line = []
+        position = line_start
+        while index < len(spans) and spans[index][0] < line_end:
+            start, end, style = spans[index]
+            if start > position:
+                line.append(Segment(text[position:start], base))
+            over = combined.get(style)
+            if over is None:
+                over = combined[style] = Style.combine((base, console.get_style(style, default=null)))
+            line.append(Segment(text[start:end], over))
+            position = end
+            index += 1
+        if position < line_end:
+            line.append(Segment(text[position:line_end], base))
+        lines.append(line)
+    return lines

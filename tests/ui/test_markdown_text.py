@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
+from rich.theme import Theme
 
 from mini_agent.ui import markdown_text
 from mini_agent.ui.markdown_stream import markdown
@@ -21,8 +23,8 @@ PIECES = st.lists(
 STYLES = st.sampled_from([None, "bold", "markdown.code", Style(italic=True), Style(color="red", underline=True)])
 
 
-def console(width: int) -> Console:
-    return Console(file=io.StringIO(), width=width, force_terminal=True, color_system="truecolor")
+def console(width: int, theme: Theme | None = None) -> Console:
+    return Console(file=io.StringIO(), width=width, force_terminal=True, color_system="truecolor", theme=theme)
 
 
 def paragraph(pieces: list[tuple[str, object]], justify: str | None = "left") -> Text:
@@ -65,25 +67,55 @@ def test_what_it_does_not_lay_out_goes_to_rich():
     assert laid_out(overlapping, terminal, terminal.options) == [overlapping]
 
 
-def test_a_reply_renders_the_same_bytes_as_through_rich_text(monkeypatch):
-    """The whole Markdown path, against the same documents with every paragraph and heading left to rich."""
-    source = (
-        "## A *heading* with `code`\n\nSome **bold** and *em* and a [link](https://example.com/x) "
-        + "word " * 40
-        + "  \nafter a hard break.\n\n- item **one** "
-        + "long " * 30
-        + "\n- item two\n\n1. first\n2) second\n\n> quoted *text* "
-        + "q " * 50
-        + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
-    )
-    widths = (100, 37, 12)
-    fast = [_printed(source, width) for width in widths]
-    monkeypatch.setattr(markdown_text, "laid_out", lambda text, console, options: [text])
-    assert fast == [_printed(source, width) for width in widths]
+WORDS = st.sampled_from(
+    ["word", "a", "longer-word", "**bold words**", "*em*", "`code`", "[link](https://example.com/a/b)", "é", "—"]
+    + ["x" * 30, "~~gone~~", "日本", "tab\there", "end.  \nbreak"]
+)
+PROSE = st.lists(WORDS, min_size=1, max_size=30).map(" ".join)
+ITEMS = st.lists(st.tuples(PROSE, st.booleans(), st.booleans()), min_size=1, max_size=4)
 
 
-def _printed(source: str, width: int) -> str:
-    terminal = console(width)
+def _list(items, marker: str) -> str:
+    lines = []
+    for number, (prose, nested, loose) in enumerate(items, 1):
+        lines.append(f"{number}{marker} {prose}" if marker in ".)" else f"{marker} {prose}")
+        if nested:
+            lines.append(f"   - {prose}")
+        if loose:
+            lines.append(f"\n   {prose}\n")
+    return "\n".join(lines)
+
+
+BLOCKS = st.one_of(
+    PROSE,
+    PROSE.map(lambda prose: "## " + prose),
+    ITEMS.map(lambda items: _list(items, "-")),
+    ITEMS.map(lambda items: _list(items, ".")),
+    ITEMS.map(lambda items: _list(items, ")")),
+    st.lists(PROSE, max_size=4).map(lambda lines: "```\n" + "\n\n".join(lines) + "\n```"),
+    PROSE.map(lambda prose: "> " + prose),
+)
+
+
+THEMES = st.sampled_from([None, Theme({"markdown.item": "italic", "markdown.paragraph": "blue", "markdown.h2": "red"})])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(BLOCKS, min_size=1, max_size=6).map("\n\n".join), st.integers(min_value=8, max_value=100), THEMES)
+def test_a_reply_prints_the_same_bytes_as_through_rich_alone(source, width, theme):
+    """The whole Markdown path, against the same document with every layout here handed to rich."""
+    from rich.padding import Padding
+
+    fast = _printed(source, width, theme)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markdown_text, "laid_out", lambda text, console, options: [text])
+        patch.setattr(markdown_text, "laid_out_lines", lambda text, console, options: None)
+        patch.setattr(markdown_text, "code_block", lambda text, console, options: [Padding(text, (0, 0, 0, 1))])
+        assert fast == _printed(source, width, theme)
+
+
+def _printed(source: str, width: int, theme: Theme | None) -> str:
+    terminal = console(width, theme)
     terminal.print(markdown(source))
     return terminal.file.getvalue()
 
