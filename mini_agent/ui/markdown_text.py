@@ -17,10 +17,9 @@ import functools
 import re
 from collections.abc import Sequence
 
+from mini_agent.ui.line_breaks import line_breaks
+
 _NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e\n]")
-_NOT_SPACE = re.compile("[^ ]")
-_WORD = re.compile(r"\s*\S+\s*")
-"""rich's word: a run of non-space with the spaces on either side of it (rich/_wrap.py)."""
 
 
 def laid_out(text, console, options) -> Sequence:
@@ -182,66 +181,8 @@ def _wrapped(plain: str, start: int, end: int, width: int) -> list[tuple[int, in
     """One line of the text cut as rich cuts it: at the break offsets of its word division, each piece then
     cut to `width` (rich drops trailing spaces beyond the width, then crops: the same characters stay)."""
     line = plain[start:end]
-    bounds = [0, *_breaks(line, width), len(line)]
+    bounds = [0, *line_breaks(line, width), len(line)]
     return [(start + first, start + min(last, first + width)) for first, last in zip(bounds, bounds[1:], strict=False)]
-
-
-def _breaks(line: str, width: int) -> list[int]:
-    """rich's `divide_line` with fold, for characters one cell wide (a cell is a character)."""
-    return _breaks_at_spaces(line, width) if line.isascii() else _breaks_by_word(line, width)
-
-
-def _breaks_by_word(line: str, width: int) -> list[int]:
-    breaks: list[int] = []
-    offset = 0
-    position = 0
-    while (word_match := _WORD.match(line, position)) is not None:
-        start, position = word_match.span()
-        word = word_match.group(0)
-        word_length = len(word.rstrip())
-        if width - offset >= word_length:
-            offset += len(word)
-        elif word_length > width:
-            chunks = range(0, len(word), width)
-            for chunk in chunks:
-                if start + chunk:
-                    breaks.append(start + chunk)
-            offset = len(word) - chunks[-1]
-        elif offset and start:
-            breaks.append(start)
-            offset = len(word)
-    return breaks
-
-
-def _breaks_at_spaces(line: str, width: int) -> list[int]:
-    """The same breaks, found a line at a time, for printable ASCII, where the only blank is the space. A word
-    (its letters and the spaces after them; the first also the spaces before) fits while its letters end within
-    `width` of the line's start, so each line ends before the word whose letters cross that mark."""
-    breaks: list[int] = []
-    length = len(line)
-    first_letters = length - len(line.lstrip(" "))
-    start = 0
-    while (mark := start + width) < length:
-        if line[mark] == " ":
-            after = _NOT_SPACE.search(line, mark)
-            if after is None:
-                break
-            letters = after.start()
-        else:
-            letters = line.rfind(" ", 0, mark) + 1
-        word = 0 if letters == first_letters else letters
-        letters_end = line.find(" ", max(mark, letters))
-        if letters_end == -1:
-            letters_end = length
-        if letters_end - word > width:  # longer than a line: folded
-            after = _NOT_SPACE.search(line, letters_end)
-            chunks = range(word, length if after is None else after.start(), width)
-            breaks.extend(chunk for chunk in chunks if chunk)
-            start = chunks[-1]
-        else:
-            breaks.append(word)
-            start = word
-    return breaks
 
 
 def _line_spans(spans: list, lines: list[tuple[int, int]], width: int) -> list[tuple[int, int, object]]:
@@ -264,28 +205,13 @@ def _line_spans(spans: list, lines: list[tuple[int, int]], width: int) -> list[t
 
 
 def _segments(text: str, spans: list[tuple[int, int, object]], console) -> list:
-    """`Text.render` of `text` with these styles, and the line break that ends a paragraph. The styles are in
-    order and apart, so a run is a style over its base or the base alone (where rich combines its stack)."""
+    """`Text.render` of `text` with these styles, and the line break that ends a paragraph."""
     from rich.segment import Segment
-    from rich.style import Style
 
     if not spans:
         return [Segment(text), Segment("\n")]
-    null = Style.null()
-    base = console.get_style("", default=null)
-    combined: dict = {}
-    segments = []
-    position = 0
-    for start, end, style in spans:
-        if start > position:
-            segments.append(Segment(text[position:start], base))
-        over = combined.get(style)
-        if over is None:
-            over = combined[style] = Style.combine((base, console.get_style(style, default=null)))
-        segments.append(Segment(text[start:end], over))
-        position = end
-    if position < len(text):
-        segments.append(Segment(text[position:], base))
+    segments: list = []
+    _runs(text, spans, 0, 0, len(text), _styles(console), segments)
     segments.append(Segment("\n"))
     return segments
 
@@ -293,30 +219,50 @@ def _segments(text: str, spans: list[tuple[int, int, object]], console) -> list:
 def _lines(text: str, spans: list[tuple[int, int, object]], width: int, console) -> list[list]:
     """`_segments` split at the line breaks as rich splits them: a run across a break in two, none empty."""
     from rich.segment import Segment
-    from rich.style import Style
 
     if not spans:
         return [[Segment(text[start : start + width])] for start in range(0, len(text), width + 1)]
+    styles = _styles(console)
+    lines = []
+    index = 0
+    for start in range(0, len(text), width + 1):
+        line: list = []
+        index = _runs(text, spans, index, start, start + width, styles, line)
+        lines.append(line)
+    return lines
+
+
+def _runs(text: str, spans: list, index: int, start: int, end: int, styles, into: list) -> int:
+    """Append the runs of `text[start:end]` from `spans[index:]` (in order and apart, so a run is a style over
+    the base or the base alone, where rich combines a stack); return the index of the first span left."""
+    from rich.segment import Segment
+
+    base, over = styles
+    position = start
+    while index < len(spans) and spans[index][0] < end:
+        low, high, style = spans[index]
+        if low > position:
+            into.append(Segment(text[position:low], base))
+        into.append(Segment(text[low:high], over(style)))
+        position = high
+        index += 1
+    if position < end:
+        into.append(Segment(text[position:end], base))
+    return index
+
+
+def _styles(console):
+    """The base style of rendered text (rich's for a `Text` without one), and a style over it, cached."""
+    from rich.style import Style
+
     null = Style.null()
     base = console.get_style("", default=null)
     combined: dict = {}
-    lines = []
-    index = 0
-    for line_start in range(0, len(text), width + 1):
-        line_end = line_start + width
-        line = []
-        position = line_start
-        while index < len(spans) and spans[index][0] < line_end:
-            start, end, style = spans[index]
-            if start > position:
-                line.append(Segment(text[position:start], base))
-            over = combined.get(style)
-            if over is None:
-                over = combined[style] = Style.combine((base, console.get_style(style, default=null)))
-            line.append(Segment(text[start:end], over))
-            position = end
-            index += 1
-        if position < line_end:
-            line.append(Segment(text[position:line_end], base))
-        lines.append(line)
-    return lines
+
+    def over(style):
+        found = combined.get(style)
+        if found is None:
+            found = combined[style] = Style.combine((base, console.get_style(style, default=null)))
+        return found
+
+    return base, over

@@ -13,6 +13,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from mini_agent.ui import markdown_text
+from mini_agent.ui.line_breaks import breaks_by_word, line_breaks
 from mini_agent.ui.markdown_stream import markdown
 from mini_agent.ui.markdown_text import laid_out
 
@@ -159,5 +160,5 @@ LINES = st.lists(st.tuples(st.integers(min_value=0, max_value=14), BLANKS), max_
 def test_line_breaks_are_rich_own(line, width):
     from rich._wrap import divide_line  # rich's own, which Text.wrap calls
 
-    assert markdown_text._breaks(line, width) == divide_line(line, width, fold=True)
-    assert markdown_text._breaks_by_word(line, width) == divide_line(line, width, fold=True)
+    assert line_breaks(line, width) == divide_line(line, width, fold=True)
+    assert breaks_by_word(line, width) == divide_line(line, width, fold=True)
