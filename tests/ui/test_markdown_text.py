@@ -162,3 +162,13 @@ def test_line_breaks_are_rich_own(line, width):
 
     assert line_breaks(line, width) == divide_line(line, width, fold=True)
     assert breaks_by_word(line, width) == divide_line(line, width, fold=True)
+
+
+def test_a_document_is_what_rich_makes_of_it_with_one_parser_for_all():
+    from rich.markdown import Markdown
+
+    source = "# T\n\nSome *text* and a [link](https://x.y).\n\n- a\n- b\n\n| a |\n|---|\n| 1 |\n"
+    ours, once_more = vars(markdown(source)), vars(markdown(source))
+    rich_own = vars(Markdown(source, hyperlinks=False))
+    assert ours.pop("highlight_budget") and once_more.pop("highlight_budget")
+    assert ours == rich_own == once_more
