@@ -36,7 +36,7 @@ def paragraph(pieces: list[tuple[str, object]], justify: str | None = "left") ->
     return text
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(PIECES, STYLES), max_size=12), st.integers(min_value=1, max_value=30))
 @example([("averyveryverylongword   and   more   ", "bold"), ("   ", None), ("x" * 40, None)], 7)
 @example([("trailing spaces" + " " * 30, "bold"), ("\n\nnext", Style(italic=True))], 10)
@@ -101,7 +101,7 @@ BLOCKS = st.one_of(
 THEMES = st.sampled_from([None, Theme({"markdown.item": "italic", "markdown.paragraph": "blue", "markdown.h2": "red"})])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(BLOCKS, min_size=1, max_size=6).map("\n\n".join), st.integers(min_value=8, max_value=100), THEMES)
 def test_a_reply_prints_the_same_bytes_as_through_rich_alone(source, width, theme):
     """The whole Markdown path, against the same document with every layout here handed to rich."""
@@ -127,7 +127,7 @@ CODE = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(CODE, st.integers(min_value=1, max_value=30), st.sampled_from([None, "markdown.code_block", "bold red"]))
 def test_code_is_cut_as_rich_pads_and_cuts_it(code, width, style):
     from rich.padding import Padding
@@ -153,7 +153,7 @@ LINES = st.lists(st.tuples(st.integers(min_value=0, max_value=14), BLANKS), max_
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.one_of(LINES, st.tuples(BLANKS, LINES).map("".join)), st.integers(min_value=1, max_value=16))
 @example("a word   bb", 4)
 @example("   abcdefgh  ab", 3)
