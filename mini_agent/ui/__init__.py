@@ -1,6 +1,7 @@
 """Drawing only: everything that writes to the terminal, and the one question that asks the human.
 
-    console.py           REPL output for a turn (markdown_stream.py, markdown_blocks.py, markdown_look.py, render.py,
+    console.py           REPL output for a turn (markdown_stream.py, markdown_blocks.py, markdown_look.py,
+                         markdown_text.py + line_breaks.py: the layout of paragraphs, list items, cut code; render.py,
                          tool_line.py, status_line.py, trace.py)
     render.py            the core's events as text for a terminal, a log, or a script (text, json, stream-json;
                          claude_shapes.py: the records Claude Code's stream-json also has, in its shapes)

@@ -24,8 +24,15 @@ def elements() -> dict:
     from rich.markdown import Heading, ListElement, ListItem
     from rich.segment import Segment
 
+    from mini_agent.ui import markdown_text
+
     class LeftHeading(Heading):
         LEVEL_ALIGN = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
+
+        def __rich_console__(self, console, options):
+            text = self.text.copy()
+            text.justify = self.LEVEL_ALIGN.get(self.tag, "left")
+            yield from markdown_text.laid_out(text, console, options)
 
     class NumberedItem(ListItem):
         label = ""
@@ -35,6 +42,16 @@ def elements() -> dict:
             item = cls()
             item.label = f"{token.info}{token.markup}" if token.info else ""
             return item
+
+        def render_bullet(self, console, options):  # rich's, with the item's lines from item_lines
+            narrower = options.update(width=options.max_width - 3)
+            lines = markdown_text.item_lines(self.elements, console, narrower, self.style)
+            style = console.get_style("markdown.item.bullet", default="none")
+            bullet, padding, end = Segment(" • ", style), Segment("   ", style), Segment("\n")
+            for index, line in enumerate(lines):
+                yield padding if index else bullet
+                yield from line
+                yield end
 
     class SourceNumberedList(ListElement):
         def __rich_console__(self, console, options):
@@ -46,7 +63,8 @@ def elements() -> dict:
             width = max(len(label) for label in labels) + 2
             style = console.get_style("markdown.item.number", default="none")
             for item, label in zip(self.items, labels, strict=True):
-                lines = console.render_lines(item.elements, options.update(width=options.max_width - width))
+                narrower = options.update(width=options.max_width - width)
+                lines = markdown_text.item_lines(item.elements, console, narrower)
                 for index, line in enumerate(lines):
                     yield Segment(label.rjust(width - 1) + " " if index == 0 else " " * width, style)
                     yield from line

@@ -122,7 +122,7 @@ class MarkdownStream:
         self._erase()
         lines = self._render(source, self._budget)
         if lines:
-            self.console.print(_joined(lines, end=True))
+            self.console.print(_joined(lines, end=True), crop=False)  # render_lines cut them to the width
             self._batches += 1
         self.stats.rendered += len(source)
         self.stats.committed += len(source)
@@ -153,7 +153,8 @@ class MarkdownStream:
         if not self.console.encoding.startswith("utf"):
             document = Encodable(document)
         lines = self.console.render_lines(document, self.console.options, pad=False)
-        kept = [line for index, line in enumerate(lines) if not (_blank(line) and index and _blank(lines[index - 1]))]
+        blank = [_blank(line) for line in lines]
+        kept = [line for index, line in enumerate(lines) if not (blank[index] and index and blank[index - 1])]
         start, end = 0, len(kept)
         while start < end and _blank(kept[start]):
             start += 1
@@ -170,7 +171,7 @@ class MarkdownStream:
 
 
 def _blank(line: list) -> bool:
-    return not "".join(segment.text for segment in line if not segment.control).strip()
+    return not any(segment.text.strip() for segment in line if not segment.control)
 
 
 def _joined(lines: list[list], end: bool = False):
@@ -227,11 +228,15 @@ def markdown(source: str, budget: HighlightBudget | None = None):
 @functools.cache
 def _markdown_class():
     from rich.markdown import CodeBlock, Markdown
-    from rich.padding import Padding
     from rich.syntax import Syntax
     from rich.text import Text
 
+    from markdown_it import MarkdownIt
+
     from mini_agent.ui import markdown_look as look
+    from mini_agent.ui import markdown_text
+
+    parser = MarkdownIt().enable("strikethrough").enable("table")  # rich's own configuration
 
     class Code(CodeBlock):
         budget: HighlightBudget
@@ -251,11 +256,25 @@ def _markdown_class():
                 text = Text(code, style=console.get_style("markdown.code_block", default="none"))
             text.rstrip()  # highlight() ends the code with a line break, which would be a blank line
             text.no_wrap, text.overflow, text.end = True, "ellipsis", ""
-            yield Padding(text, (0, 0, 0, 1))
+            yield from markdown_text.code_block(text, console, options)  # a Padding of one space on the left
 
     class StreamedMarkdown(Markdown):
-        elements = {**Markdown.elements, **look.elements(), "fence": Code, "code_block": Code}
+        elements = {
+            **Markdown.elements,
+            **look.elements(),
+            "paragraph_open": markdown_text.paragraph_element(),
+            "fence": Code,
+            "code_block": Code,
+        }
         highlight_budget: HighlightBudget
+
+        def __init__(self, markup: str, hyperlinks: bool) -> None:
+            """rich's, with its defaults, but one markdown-it parser for every document: rich builds one per
+            document, ~0.25 ms of every redraw (test_markdown_text checks the attributes against rich's)."""
+            self.markup = markup
+            self.parsed = parser.parse(markup)
+            self.code_theme = self.inline_code_theme = "monokai"
+            self.justify, self.style, self.hyperlinks, self.inline_code_lexer = None, "none", hyperlinks, None
 
         def __rich_console__(self, console, options):
             console.push_theme(look.theme())  # only while this document renders: the caller's theme is untouched
