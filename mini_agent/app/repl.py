@@ -20,6 +20,7 @@ from mini_agent.settings import Settings
 if TYPE_CHECKING:
     from mini_agent.agent import Agent
 
+
 class Repl:
     def __init__(self, build: Callable[..., Agent], settings: Settings, sessions) -> None:
         from mini_agent.app.agent_build import AgentBuild

@@ -22,9 +22,7 @@ LIMIT = 60.0
 """Seconds after which the server loads however busy the run is."""
 
 
-def wait_for_quiet(
-    pid: int, grace: float = GRACE, limit: float = LIMIT, sample: float = SAMPLE, cpu=None
-) -> None:
+def wait_for_quiet(pid: int, grace: float = GRACE, limit: float = LIMIT, sample: float = SAMPLE, cpu=None) -> None:
     """Return once process `pid` has ended, or (after `grace`) has been quiet for a `sample`, or after `limit`.
     `cpu(pid)`: its CPU seconds so far (cpu_seconds)."""
     cpu = cpu or cpu_seconds

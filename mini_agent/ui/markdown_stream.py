@@ -227,11 +227,10 @@ def markdown(source: str, budget: HighlightBudget | None = None):
 
 @functools.cache
 def _markdown_class():
+    from markdown_it import MarkdownIt
     from rich.markdown import CodeBlock, Markdown
     from rich.syntax import Syntax
     from rich.text import Text
-
-    from markdown_it import MarkdownIt
 
     from mini_agent.ui import markdown_look as look
     from mini_agent.ui import markdown_text
