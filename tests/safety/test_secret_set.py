@@ -9,7 +9,7 @@ import threading
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from mini_agent.safety.encodings import literals, strip_spaces
@@ -233,6 +233,7 @@ USERINFO_CHARS = st.characters(min_codepoint=33, max_codepoint=126, exclude_char
     scheme=st.sampled_from(["https", "http", "postgres", "git+ssh", "redis"]),
     before=st.sampled_from(["", "origin\t", "url = ", "DATABASE_URL="]),
 )
+@example(user="u", password="$000000A", scheme="https", before="")  # a `$NAME` placeholder: shown, not learned
 def test_a_password_in_a_urls_userinfo_never_survives_tool_output(user, password, scheme, before):
     assume(password not in user)  # a user name holding the password is masked too
     secrets = SecretSet()
@@ -242,5 +243,10 @@ def test_a_password_in_a_urls_userinfo_never_survives_tool_output(user, password
     placeholder = re.fullmatch(r"\$\{?\w+\}?|\{\{.*\}\}", password)  # `${TOKEN}`, `{{ token }}` stay readable
     shown = password if placeholder else "****"
     assert masked == f"{before}{scheme}://{user}:{shown}@host.example/path (fetch)\nnext line"
-    if len(password) >= 8 and any(c.isalpha() for c in password) and any(c.isdigit() for c in password):
+    if (
+        not placeholder
+        and len(password) >= 8
+        and any(c.isalpha() for c in password)
+        and any(c.isdigit() for c in password)
+    ):
         assert secrets.find(f"later: {password}"), password  # known now: sending it anywhere asks
