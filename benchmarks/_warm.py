@@ -50,6 +50,7 @@ def _run(env: dict, cwd: Path, steps: bool, claude: str | None = None) -> tuple[
     """One `mini-agent -p` (or, given its path, Claude Code's) against a fresh fake: (start → first request,
     whole run, the sum of the gaps between a reply's end and the next request)."""
     api = FakeAnthropicAPI().start()
+    api.validate = claude is None  # the API's rules are checked on mini-agent's requests; Claude Code's are its own
     try:
         api.script(*(_steps(cwd, claude is not None) if steps else [answer("Hello.")]))
         run_env = {**env, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "dummy", "ANTHROPIC_MODEL": "claude-test"}
