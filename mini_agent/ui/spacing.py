@@ -13,10 +13,12 @@ Only what is written through the tracked streams is seen. prompt_toolkit erases 
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import TextIO
 
 _ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
 """A CSI sequence (colours, erase, cursor moves), an OSC string, or any other two-byte escape: never text."""
+_UP = re.compile(r"\x1b\[(\d*)A")
 
 
 class Lines:
@@ -27,7 +29,7 @@ class Lines:
     KEPT = 8
 
     def __init__(self) -> None:
-        self._rows: list[bool] = []
+        self._rows: deque[bool] = deque(maxlen=self.KEPT)
         """The rows above the cursor, the nearest last: whether each holds text."""
         self.text_on_line = False
         self._column_zero = True
@@ -42,12 +44,25 @@ class Lines:
         return count
 
     def feed(self, written: str) -> None:
+        written = self._tail(written)
         position = 0
         for escape in _ESCAPE.finditer(written):
             self._text(written[position : escape.start()])
             self._sequence(escape.group())
             position = escape.end()
         self._text(written[position:])
+
+    def _tail(self, written: str) -> str:
+        """A long write's last rows, all that can matter: the KEPT rows kept, and as many more as the write moves
+        the cursor up (a redraw of the Markdown block in progress writes a screenful on every delta)."""
+        if written.count("\n") <= 2 * self.KEPT:
+            return written
+        cut = len(written)
+        for _ in range(self.KEPT + 1 + sum(int(up.group(1) or 1) for up in _UP.finditer(written))):
+            cut = written.rfind("\n", 0, cut)
+            if cut < 0:
+                return written
+        return written[cut + 1 :]  # from the start of a row: nothing before it can reach the state
 
     def apart(self) -> str:
         """The line breaks that put exactly one blank line between what is above and what is written next."""
@@ -61,7 +76,7 @@ class Lines:
                 self.text_on_line = True  # a line of spaces (rich pads to the width) still looks blank
             self._column_zero = line.endswith("\r") or (not line and self._column_zero)
             if line_end:
-                self._rows = [*self._rows[-self.KEPT + 1 :], self.text_on_line]
+                self._rows.append(self.text_on_line)
                 self.text_on_line, self._column_zero = False, True
 
     def _sequence(self, sequence: str) -> None:

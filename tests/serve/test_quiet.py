@@ -13,7 +13,8 @@ from mini_agent.serve.quiet import cpu_seconds, wait_for_quiet
 
 
 def sleeper() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    """An idle process that lives until the test kills it (a run waiting for the model, as the server sees it)."""
+    return subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
 
 
 def test_a_quiet_run_is_not_waited_for_past_the_grace():

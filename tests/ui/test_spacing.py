@@ -76,3 +76,17 @@ def test_a_tracked_stream_is_the_stream_it_wraps_for_everything_else():
     assert stream.isatty() is False and stream.getvalue() == ""
     stream.write("x")
     assert stream.getvalue() == "x" and stream.lines.text_on_line
+
+
+@given(st.lists(st.sampled_from(PIECES), min_size=40, max_size=80))
+def test_one_long_write_leaves_the_state_its_pieces_leave(pieces):
+    """A long write is read from its last rows only (Lines._tail): never a different answer."""
+    whole, piecewise = Lines(), Lines()
+    whole.feed("".join(pieces))
+    for piece in pieces:
+        piecewise.feed(piece)
+    assert (whole.apart(), whole.blank_above, whole.text_on_line) == (
+        piecewise.apart(),
+        piecewise.blank_above,
+        piecewise.text_on_line,
+    )
