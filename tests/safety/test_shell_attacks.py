@@ -328,6 +328,31 @@ def test_credentials_outside_the_project_are_destructive_to_read(tmp_path: Path)
     assert classify("cat .env", workspace).kind == "ordinary"
 
 
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("cd .. && grep '\\.env' .gitignore", "read-only"),  # the pattern names no file
+        ("cd .. && rg '\\.env' .gitignore", "read-only"),
+        ("grep -i id_rsa ../other/notes", "read-only"),
+        ("grep x ~/.ssh/id_rsa", "destructive"),  # the file after the pattern is read
+        ("grep -e x ~/.ssh/id_rsa", "destructive"),  # with -e, every operand is a file
+        ("grep -f ~/.ssh/id_rsa notes", "destructive"),  # patterns read from a key file show it in the output
+        ("grep --file=../other/.env notes", "destructive"),
+        ("rg --files ~/.ssh/id_rsa", "destructive"),
+    ],
+)
+def test_a_search_pattern_is_not_a_file_but_every_file_is_checked(tmp_path: Path, command: str, kind: str):
+    workspace = fresh(tmp_path)
+    (workspace.home / ".ssh").mkdir()
+    (workspace.home / ".ssh" / "id_rsa").write_text("key")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / ".env").write_text("KEY=1")
+    (tmp_path / "other" / "notes").write_text("id_rsa")
+    (tmp_path / ".gitignore").write_text(".env")
+    (workspace.root / "notes").write_text("x")
+    assert classify(command, workspace).kind == kind
+
+
 def test_links_on_disk_to_credentials_are_followed(tmp_path: Path):
     """A link made in an earlier turn: reading through it, or a tree holding it, reads the keys."""
     workspace = fresh(tmp_path)

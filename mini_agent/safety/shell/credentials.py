@@ -31,6 +31,8 @@ WALK_LIMIT = 5_000
 """Most directory entries looked at to tell whether a tree holds a secret file."""
 RECURSIVE_GREPS = {"grep", "egrep", "fgrep"}
 SEARCHERS = {"rg", "ag", "ack", "rgrep"}
+GREP_VALUE_FLAGS = {"-e", "--regexp", "-f", "--file", "-m", "-A", "-B", "-C", "--include"}
+SEARCHER_VALUE_FLAGS = {"-e", "--regexp", "-f", "--file", "-g", "--glob", "-t", "--type", "-m"}
 HIDDEN_FLAGS = {"--hidden", "-u", "--unrestricted", "-uu", "-uuu", "-.", "--no-ignore"}
 
 
@@ -53,7 +55,10 @@ def verdicts(name: str, arguments: tuple[Word, ...], place: Place) -> list[Verdi
     if name in NAME_ONLY:
         return []
     found: list[Verdict] = []
+    pattern = _search_pattern(name, arguments)
     for word in arguments[:200]:
+        if word is pattern:
+            continue
         candidates = [word]
         if word.value and "=" in word.value and word.value.startswith("-"):
             attached = word.value.partition("=")[2]
@@ -73,6 +78,17 @@ def verdicts(name: str, arguments: tuple[Word, ...], place: Place) -> list[Verdi
     return found
 
 
+def _search_pattern(name: str, arguments: tuple[Word, ...]) -> Word | None:
+    """The operand a grep or searcher reads as its pattern, not as a file (`grep '\\.env' .gitignore`): none when
+    the pattern comes from -e or -f, whose values are still checked like every other word."""
+    if name not in RECURSIVE_GREPS and name not in SEARCHERS:
+        return None
+    args = argv.parse(arguments, GREP_VALUE_FLAGS if name in RECURSIVE_GREPS else SEARCHER_VALUE_FLAGS)
+    if args.value("-e", "--regexp", "-f", "--file") or args.has("--files") or not args.operands:
+        return None
+    return args.operands[0]
+
+
 def _shows_hidden(arguments: tuple[Word, ...]) -> bool:
     return any(word.value in HIDDEN_FLAGS or (word.value or "").startswith("-uu") for word in arguments)
 
@@ -80,13 +96,13 @@ def _shows_hidden(arguments: tuple[Word, ...]) -> bool:
 def _trees(name: str, arguments: tuple[Word, ...]) -> list[Word]:
     """The directories a recursive reader walks."""
     if name in RECURSIVE_GREPS or name == "rgrep":
-        args = argv.parse(arguments, {"-e", "--regexp", "-f", "--file", "-m", "-A", "-B", "-C", "--include"})
+        args = argv.parse(arguments, GREP_VALUE_FLAGS)
         if name != "rgrep" and not args.has("-r", "-R", "--recursive", "--dereference-recursive"):
             return []
         operands = list(args.operands if args.value("-e", "--regexp", "-f", "--file") else args.operands[1:])
         return operands or [Word(".", ".")]
     if name in SEARCHERS:
-        args = argv.parse(arguments, {"-e", "--regexp", "-f", "--file", "-g", "--glob", "-t", "--type", "-m"})
+        args = argv.parse(arguments, SEARCHER_VALUE_FLAGS)
         operands = list(
             args.operands if args.value("-e", "--regexp", "-f", "--file") or args.has("--files") else args.operands[1:]
         )
