@@ -45,7 +45,8 @@ def listen_in_job(table: JobTable, tmp_path: Path, address: str, port: int = 0, 
     job = table.start(
         "server", [sys.executable, str(script), address, str(port), reuse], dict(os.environ), tmp_path, None, "none"
     )
-    eventually(lambda: b"LISTENING" in job.spool.read(0, 100).data or not job.running, "the job listening")
+    # The whole line: the job's output may reach the spool in more than one piece.
+    eventually(lambda: b"\n" in job.spool.read(0, 100).data or not job.running, "the job listening")
     line = job.spool.read(0, 100).data.decode()
     assert "LISTENING" in line, line
     return job, int(line.split()[1])
