@@ -18,7 +18,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from support import BIN, PATIENCE, TEST_KEY  # noqa: E402
+from support import (  # noqa: E402
+    BIN,
+    PATIENCE,
+    TEST_KEY,
+    shared_server,  # noqa: E402
+)
 from support.fake_api import FakeAnthropicAPI  # noqa: E402
 from support.in_process import run_in_process, run_repl_in_process  # noqa: E402
 from support.sandbox import forced  # noqa: E402, F401  a fixture: each Linux sandbox mechanism in turn
@@ -53,15 +58,24 @@ os.environ["XDG_RUNTIME_DIR"] = RUNTIME_DIR
 atexit.register(shutil.rmtree, RUNTIME_DIR, True)
 
 
+SHARES_SERVER = shared_server.claim()
+"""Whether this process made the run's shared warm-server directory (support/shared_server.py): the run's first
+process, xdist's controller or the only one; the workers, started after this file was imported, inherit it."""
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_warm_server_survives():
     yield
-    from support import shared_server
     from support.warm import stop_servers_in
 
-    shared_server.stop()
     stop_servers_in(RUNTIME_DIR)
     shutil.rmtree(RUNTIME_DIR, ignore_errors=True)
+
+
+def pytest_unconfigure(config):
+    """The run's shared warm server, stopped by the process that made its directory, after every worker."""
+    if SHARES_SERVER:
+        shared_server.stop()
 
 
 def require_loopback(url: str) -> str:
@@ -202,7 +216,8 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 SLOW_FIRST = ("e2e", "mcp")
 """Directories whose files run longest (processes, real servers): handed out first, so that no worker starts a
-long file when the others are nearly done (`--dist loadfile` deals files out in the order collected)."""
+long file when the others are nearly done (`--dist loadfile` deals files out in the order collected, with
+`--no-loadscope-reorder` in pyproject.toml's addopts: by default xdist re-sorts them by their number of tests)."""
 
 
 def pytest_collection_modifyitems(items):

@@ -1,5 +1,9 @@
 """The installed `mini-agent` command as a subprocess: --version and --help (answered before cli/), python -m, one
-run per output format, a real pipe and a silent socket on stdin, the interpreter's stream encoding, Ctrl-C."""
+run per output format, a real pipe and a silent socket on stdin, the interpreter's stream encoding, Ctrl-C.
+
+The output formats and the pipe go through the test process's warm server (support/shared_server.py): what they
+print is the subject, and test_warm.py shows the warm path prints what a fresh process prints. The encoding, the
+socket on stdin and Ctrl-C run in a fresh process, as the first run on a machine does."""
 
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ def test_python_dash_m_works_too(tmp_path):
 def test_text_output_prints_the_answer_on_stdout_and_progress_on_stderr(run_installed, api, tmp_path):
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
     api.script(answer("Reading it.", tool_use("read_file", {"path": "notes.txt"})), answer("It has two lines."))
-    done = run_installed(["-p", "how many lines in notes.txt?"], api)
+    done = run_installed(["-p", "how many lines in notes.txt?"], api, warm=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode() == "It has two lines.\n"
     progress = done.stderr.decode()
@@ -59,7 +63,7 @@ def test_text_progress_uses_ascii_glyphs_where_stderr_cannot_encode_others(run_i
 
 def test_a_piped_prompt_is_the_task(run_installed, api):
     api.script(answer("Done."))
-    done = run_installed([], api, input="summarise the repo\n")
+    done = run_installed([], api, input="summarise the repo\n", warm=True)
     assert done.returncode == 0 and done.stdout.decode() == "Done.\n"
     assert api.message_requests[0]["messages"][0]["content"][0]["text"] == "summarise the repo\n"
 
@@ -69,7 +73,7 @@ def test_json_output_is_one_object(run_installed, api):
         answer(tool_use("bash", {"command": "echo hi"})),
         answer("Said hi.", usage={"input_tokens": 50, "output_tokens": 5}),
     )
-    done = run_installed(["-p", "say hi", "--output-format", "json", "--yes"], api)
+    done = run_installed(["-p", "say hi", "--output-format", "json", "--yes"], api, warm=True)
     assert done.returncode == 0
     record = json.loads(done.stdout)
     assert {k: record[k] for k in ("type", "subtype", "is_error", "result", "steps", "stop_reason", "exit_code")} == {
@@ -92,7 +96,7 @@ def test_json_output_is_one_object(run_installed, api):
 
 def test_stream_json_prints_a_line_per_step(run_installed, api):
     api.script(answer("Checking.", tool_use("bash", {"command": "echo streamed"}, id="b1")), answer("Finished."))
-    done = run_installed(["-p", "go", "--output-format", "stream-json", "--permission-mode", "auto"], api)
+    done = run_installed(["-p", "go", "--output-format", "stream-json", "--permission-mode", "auto"], api, warm=True)
     assert done.returncode == 0
     lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert [line["type"] for line in lines] == [

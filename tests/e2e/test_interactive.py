@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+from pathlib import Path
 
 import pexpect
 import pytest
@@ -103,16 +105,27 @@ def test_the_prompt_comes_before_the_agent_is_built_and_what_the_build_reports_w
 
 def test_a_pty_run_goes_through_the_shared_warm_server_with_the_tests_own_home(api, tmp_path):
     """The suite's pty runs are warm (support/shared_server.py): if the hand-over quietly fell back to a cold
-    start, every such test would still pass and the suite would be ~2 s of CPU a run slower."""
+    start, every such test would still pass and the suite would be ~2 s of CPU a run slower. The run's command
+    is a descendant of the shared server, not of the process the terminal started (the server is shared by every
+    test worker, so its count of runs served says nothing about this one)."""
     from support.shared_server import warm_env
     from support.warm import status
 
-    before = status(warm_env(dict(os.environ)))
-    served = int(before.get("invocations served", "0"))
-    api.script(answer("Warm hello."))
-    child = spawn(api, tmp_path, "-p", "hi")
+    server = int(status(warm_env(dict(os.environ)))["pid"])
+    api.script(answer(tool_use("bash", {"command": "exec sleep 60.7171"})), answer("Warm hello."))
+    child = spawn(api, tmp_path, "-p", "hi", "--yes")
+    command = eventually(lambda: process_running("sleep", "60.7171"), "the run's command starting")
+    lineage = ancestors(command)
+    os.kill(command, signal.SIGKILL)
     child.expect("Warm hello.")
     assert finish(child) == 0
-    after = status(warm_env(dict(os.environ)))
-    assert after["pid"] == before["pid"] and int(after["invocations served"]) == served + 1
+    assert server in lineage and child.pid not in lineage, (server, child.pid, lineage)
     assert list((tmp_path / "mini-agent-home").rglob("*.jsonl")), "the session went to the test's own home"
+
+
+def ancestors(pid: int) -> list[int]:
+    found = []
+    while pid > 1:
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        found.append(pid)
+    return found

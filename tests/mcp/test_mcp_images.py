@@ -7,7 +7,6 @@ import io
 import struct
 import zlib
 
-from mcp.types import CallToolResult, ImageContent, TextContent
 from PIL import Image
 
 from mini_agent.mcp.tools import convert
@@ -30,6 +29,8 @@ def bomb() -> str:
 
 
 def test_a_servers_big_image_is_scaled_and_its_declared_type_corrected() -> None:
+    from mcp.types import CallToolResult, ImageContent  # here, not at collection: ~1 s on every test worker
+
     big = encoded(Image.new("RGB", (3000, 750)), "JPEG")
     result = CallToolResult(content=[ImageContent(type="image", data=big, mimeType="image/png")])
 
@@ -41,6 +42,8 @@ def test_a_servers_big_image_is_scaled_and_its_declared_type_corrected() -> None
 
 
 def test_a_servers_bomb_or_junk_is_named_not_sent() -> None:
+    from mcp.types import CallToolResult, ImageContent, TextContent
+
     result = CallToolResult(
         content=[
             TextContent(type="text", text="here"),
