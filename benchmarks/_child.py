@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mini_agent.tools.base import ToolContext
+from mini_agent.tools.base import ToolContext, ToolResult
 from mini_agent.tools.bash import bash
 from mini_agent.tools.read_file import read_file
 
@@ -47,6 +47,8 @@ def main(argv: list[str]) -> None:
     else:
         raise SystemExit(f"unknown kind {kind!r}")
     elapsed = time.monotonic() - started
+    if isinstance(text, ToolResult):  # bash answers with the exit code beside the text
+        text = text.content
     print(
         json.dumps(
             {
