@@ -4,15 +4,19 @@
     python benchmarks/run.py --quick          # fewer repetitions
     python benchmarks/run.py --only oneshot   # one group (or several, comma-separated)
 
-Every model call goes to the loopback fake of tests/support/fake_api.py; nothing leaves the machine.
+Every model call goes to the loopback fake of tests/support/fake_api.py; nothing leaves the machine. Each group
+runs in a fresh interpreter of its own, so no figure depends on which groups ran before it.
 See benchmarks/README.md for what each number means.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common  # noqa: E402
-from _common import Row  # noqa: E402
+from _common import Row, failed_row  # noqa: E402
 
 # (full, quick) repetitions per group.
 RUNS = {
@@ -160,14 +164,32 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def in_own_process(name: str, quick: bool, pycache: str) -> list[Row]:
+    """One group in a fresh interpreter: what a group measures must not depend on what ran before it in the same
+    process (a fork with `preexec_fn`, as a Landlock-confined command is started, copies the whole process, and
+    the render and undo groups leave it hundreds of MB bigger)."""
+    argv = [sys.executable, __file__, "--group", name, "--pycache", pycache] + (["--quick"] if quick else [])
+    done = subprocess.run(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        return [Row(**row) for row in json.loads(done.stdout)]
+    except (ValueError, TypeError):
+        return [failed_row(name, "—", f"the group's process exited {done.returncode}: {done.stdout[-300:]!r}")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--only", metavar="NAME", help=f"comma-separated groups: {', '.join(RUNS)}")
+    parser.add_argument("--group", help=argparse.SUPPRESS)  # one group, its rows as JSON (in_own_process)
+    parser.add_argument("--pycache", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     # A SIGTERM unwinds like Ctrl-C, so the 1 GB temp file is deleted by its `finally`.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     available = measures(args.quick)
+    if args.group:
+        _common.PYCACHE = Path(args.pycache)
+        print(json.dumps([dataclasses.asdict(row) for row in available[args.group]()]))
+        return 0
     chosen = list(available)
     if args.only:
         chosen = [ALIASES.get(name.strip(), name.strip()) for name in args.only.split(",")]
@@ -177,10 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mini-agent-bench-pycache-") as pycache:
-        _common.PYCACHE = Path(pycache)
         for name in chosen:
             print(f"… {name}", file=sys.stderr, flush=True)
-            rows += available[name]()
+            rows += in_own_process(name, args.quick, pycache)
     print(table(rows))
     print(
         f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, {'quick' if args.quick else 'full'} run, "
