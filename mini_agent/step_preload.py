@@ -36,6 +36,8 @@ def _watchdog() -> None:
 
 
 def _sandbox() -> None:
+    import mini_agent.safety.planted  # noqa: F401  (the watch for files a command plants, after each one)
+    import mini_agent.warm.paths  # noqa: F401  (the confinement hides the warm server's directory)
     from mini_agent.safety.sandbox import mechanism, seccomp
 
     if mechanism() is not None:  # probed once per process, cached
@@ -61,6 +63,8 @@ class Preload:
 
     def __init__(self, for_tools=FOR_TOOLS, later=LATER) -> None:
         self._for_tools, self._later = for_tools, later
+        self._also: list[Callable[[], None]] = []
+        """Parts a session adds for its own tools (the undo store's first snapshot), run after the others."""
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._later_wanted = threading.Event()
@@ -76,6 +80,13 @@ class Preload:
             self._thread = threading.Thread(target=self._run, name="preload", daemon=True)
         self._thread.start()
 
+    def also_for_tools(self, part: Callable[[], None]) -> None:
+        """Run `part` with what tools need, when the first request goes out (never, if that has gone already:
+        the part only saves time, nothing may depend on it)."""
+        with self._lock:
+            if self._thread is None:
+                self._also.append(part)
+
     def wait_for_tools(self, timeout: float = TOOLS_WAIT) -> None:
         """Wait for the tools' part if it is loading; never started (a test's bare agent), nothing to wait for."""
         if self._thread is not None:
@@ -83,7 +94,7 @@ class Preload:
 
     def _run(self) -> None:
         try:
-            self._each(self._for_tools)
+            self._each((*self._for_tools, *self._also))
         finally:
             self.tools_ready.set()
         self._later_wanted.wait()

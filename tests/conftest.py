@@ -43,6 +43,10 @@ hypothesis.settings.load_profile("suite")
 # A shell starts background jobs with SIGINT ignored, and children inherit that: the Ctrl-C tests would then
 # signal processes that cannot hear it. With a handler installed here, every child starts with the default.
 signal.signal(signal.SIGINT, signal.default_int_handler)
+# Likewise SIGHUP under `nohup`: the agent keeps a hang-up it was started ignoring (as a program run under nohup
+# should), so the tests that hang it up would wait out its command instead.
+if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 # Nothing in the test suite may reach a real model: no real key, and an unreachable loopback default.
 for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL"):

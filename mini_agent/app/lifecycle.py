@@ -265,9 +265,13 @@ class SessionLifecycle:
     def _start_undo(self, agent, checkpoints: list) -> None:
         if not self.with_undo:
             return
+        from mini_agent.step_preload import PRELOAD
         from mini_agent.undo import UndoStack, project_snapshots
 
+        first = isinstance(self.undo, _NoUndo)
         self.undo = UndoStack(project_snapshots(self.settings.data_dir, Path(self.settings.cwd)), checkpoints)
+        if first:  # the first snapshot of a project (a new store: ~10 git processes) is taken during the first
+            PRELOAD.also_for_tools(lambda: self.undo.prepare())  # request, not in the first tool call's gap
 
     def before_change(self) -> None:
         """The agent's `before_change` (given it when built): the snapshot of the undo stack of the session in

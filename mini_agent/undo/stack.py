@@ -63,6 +63,13 @@ class UndoStack:
     def checkpoints(self) -> tuple[Checkpoint | Unrecorded, ...]:
         return tuple(self._turns)
 
+    def prepare(self) -> None:
+        """Snapshot the tree now, for nothing but speed: the store made and its index filled while the model
+        thinks (step_preload.py), so that the first write or exec tool's before-snapshot only looks at what
+        changed since. A turn's checkpoints never use this snapshot; a failed one is tried again there."""
+        if not self._changing:
+            self.snapshots.take()
+
     def begin_turn(self) -> None:
         self._changing = False
         self._before = None

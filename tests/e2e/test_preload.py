@@ -134,3 +134,18 @@ def test_the_rest_loads_only_once_a_second_request_is_out():
     preload.request_sent()
     assert preload.done.wait(10)
     assert ran == ["tools", "later"]
+
+
+def test_a_sessions_own_part_loads_with_the_tools_and_one_added_too_late_never_runs():
+    """The session adds its undo store's first snapshot (app/lifecycle.py): it runs before a tool call may go on;
+    one added after the first request went out has missed its moment and is dropped, not run in a step's gap."""
+    ran = []
+    preload = Preload(for_tools=(lambda: ran.append("tools"),), later=(lambda: ran.append("later"),))
+    preload.also_for_tools(lambda: ran.append("undo store"))
+    preload.request_sent()
+    assert preload.tools_ready.wait(10)
+    assert ran == ["tools", "undo store"]
+    preload.also_for_tools(lambda: ran.append("too late"))
+    preload.request_sent()
+    assert preload.done.wait(10)
+    assert ran == ["tools", "undo store", "later"]

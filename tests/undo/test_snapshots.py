@@ -228,6 +228,23 @@ def test_two_turns_are_undone_one_after_the_other(project, snapshots):
     assert UndoStack(snapshots).undo() == UndoReport(problem="Nothing to undo: no turn of this session changed files.")
 
 
+def test_a_snapshot_prepared_while_the_model_thinks_is_never_a_turns_before(project, tmp_path):
+    """prepare() fills the store early (during the first request); an edit the user makes after it, before the
+    turn's first change, is theirs: undoing the turn keeps it."""
+    store = tmp_path / "prepared.git"
+    stack = UndoStack(Snapshots(project, store))
+    stack.prepare()
+    assert store.exists() and stack.checkpoints == ()
+    (project / "a.py").write_text("print('the user, meanwhile')\n")
+    stack.begin_turn()
+    stack.before_change()
+    bash(project, "echo turn > a.py; echo turn > new.txt")
+    stack.end_turn()
+    stack.undo()
+    assert (project / "a.py").read_text() == "print('the user, meanwhile')\n"
+    assert not (project / "new.txt").exists()
+
+
 def test_a_turn_without_write_tools_takes_no_snapshot(project, tmp_path):
     store = tmp_path / "lazy.git"
     stack = UndoStack(Snapshots(project, store))
