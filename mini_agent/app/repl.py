@@ -32,7 +32,7 @@ class Repl:
 
         self.lines = Lines()
         """How the terminal's text ends, seen through both streams: never two blank lines in a row."""
-        # control characters in what it prints are shown
+        # control characters in what it prints are shown, emoji codes left as written
         self.console = terminal_console(highlight=False, file=TrackedStream(sys.stdout, self.lines))
         self.renderer = ReplRenderer(self.console, settings.trace, model=settings.model)
 

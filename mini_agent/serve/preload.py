@@ -26,6 +26,14 @@ LIBRARIES = (
     "typer._adapters",
     "prompt_toolkit",
     "prompt_toolkit.shortcuts",
+    # What prompt-toolkit imports only once a prompt is shown (found by auditing a warm REPL's imports after
+    # the fork): its terminal input and the search bindings; typer's decorators; rich's emoji table.
+    "prompt_toolkit.input.vt100",
+    "prompt_toolkit.patch_stdout",
+    "prompt_toolkit.key_binding.bindings.search",
+    "typer._click.decorators",
+    "rich._emoji_codes",
+    "importlib.resources.readers",
     "rich.console",
     "rich.markdown",
     "rich.syntax",

@@ -252,3 +252,12 @@ def test_remember_and_memory_add_append_to_the_user_memory_file_shown_in_context
     (request,) = api.message_requests  # the notes themselves were not sent to the model as turns
     assert [m["content"][0]["text"] for m in request["messages"]] == ["what do I like?"]
     assert "- I prefer tabs\n- 记住 I drink tea" in context_text(request, "user_memory")[-1]
+
+
+def test_emoji_codes_in_what_the_repl_shows_stay_as_written(run_cli, api):
+    """rich would turn `:warning:` into an emoji wherever it reads markup: the REPL shows text as it came."""
+    api.script(answer("Careful :warning: here, and :rocket: there."))
+    done = run_cli([], api, typed=["hello", "!echo :thumbs_up: done"])
+    assert done.returncode == 0, done.stderr.decode()
+    assert ":warning:" in shown(done) and ":rocket:" in shown(done) and ":thumbs_up: done" in shown(done)
+    assert not {"⚠", "🚀", "👍"} & set(shown(done))
