@@ -339,6 +339,9 @@ def test_credentials_outside_the_project_are_destructive_to_read(tmp_path: Path)
         ("grep -f ~/.ssh/id_rsa notes", "destructive"),  # patterns read from a key file show it in the output
         ("grep --file=../other/.env notes", "destructive"),
         ("rg --files ~/.ssh/id_rsa", "destructive"),
+        ("grep -iex ~/.ssh/id_rsa", "destructive"),  # -e's value attached in a cluster: the key is a file
+        ("rg --regexp=x ~/.ssh/id_rsa", "destructive"),
+        ("grep -- -e ~/.ssh/id_rsa", "destructive"),  # after --, `-e` is the pattern
     ],
 )
 def test_a_search_pattern_is_not_a_file_but_every_file_is_checked(tmp_path: Path, command: str, kind: str):
