@@ -19,7 +19,7 @@ from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPer
 from support import BIN, MCP_SERVER, PATIENCE, TEST_KEY, eventually, process_running
 from support.fake_api import FakeAnthropicAPI, answer, thinking, tool_use
 
-SLEEP = ("sleep", "60.4242")
+SLEEP = ("sleep", "61.4242")
 """The long command the cancel test interrupts: its argv is this module's own."""
 
 

@@ -112,9 +112,9 @@ def test_a_pty_run_goes_through_the_shared_warm_server_with_the_tests_own_home(a
     from support.warm import status
 
     server = int(status(warm_env(dict(os.environ)))["pid"])
-    api.script(answer(tool_use("bash", {"command": "exec sleep 60.7171"})), answer("Warm hello."))
+    api.script(answer(tool_use("bash", {"command": "exec sleep 61.7171"})), answer("Warm hello."))
     child = spawn(api, tmp_path, "-p", "hi", "--yes")
-    command = eventually(lambda: process_running("sleep", "60.7171"), "the run's command starting")
+    command = eventually(lambda: process_running("sleep", "61.7171"), "the run's command starting")
     lineage = ancestors(command)
     os.kill(command, signal.SIGKILL)
     child.expect("Warm hello.")

@@ -66,12 +66,12 @@ def test_two_turns_through_a_pipe_each_answered_before_the_next_is_written(api, 
 
 
 def test_ctrl_c_stops_the_turn_and_the_session_as_it_does_a_p_run(api, tmp_path):
-    api.script(answer(tool_use("bash", {"command": "exec sleep 60.5151"})))
+    api.script(answer(tool_use("bash", {"command": "exec sleep 61.5151"})))
     process, lines = session(api, tmp_path, "--yes")  # cold: a signal to the agent's own process
     try:
         process.stdin.write(user("wait"))
         process.stdin.flush()
-        running = eventually(lambda: process_running("sleep", "60.5151"), "the command starting")
+        running = eventually(lambda: process_running("sleep", "61.5151"), "the command starting")
         process.send_signal(signal.SIGINT)
         ended = next_result(lines)
         assert ended["outcome"] == "interrupted" and ended["exit_code"] == 130

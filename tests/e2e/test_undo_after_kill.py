@@ -13,10 +13,10 @@ def test_the_changes_of_a_run_killed_mid_turn_are_undone_by_the_undo_command(api
     (tmp_path / "app.py").write_text("print('old')\n")
     api.script(
         answer(tool_use("bash", {"command": "echo changed > app.py && echo x > made.txt"}, id="b1")),
-        answer(tool_use("bash", {"command": "sleep 60.7373"}, id="b2")),
+        answer(tool_use("bash", {"command": "sleep 61.7373"}, id="b2")),
     )
     run = start_cli(api, tmp_path, "-p", "change things", "--yes", home=tmp_path / "mini-agent-home")
-    sleeping = eventually(lambda: process_running("sleep", "60.7373"), "the second command running")
+    sleeping = eventually(lambda: process_running("sleep", "61.7373"), "the second command running")
     run.send_signal(signal.SIGKILL)
     run.communicate(timeout=PATIENCE)
     eventually(lambda: not alive(sleeping), "the killed run's command ending")
