@@ -7,11 +7,10 @@ from __future__ import annotations
 import os
 import re
 import signal
-from pathlib import Path
 
 import pexpect
 import pytest
-from support import alive, eventually, process_running, script_an_edit_to_approve
+from support import alive, eventually, parent_of, process_running, script_an_edit_to_approve
 from support.fake_api import answer, tool_use
 from support.repl import finish, spawn
 
@@ -115,17 +114,11 @@ def test_a_pty_run_goes_through_the_shared_warm_server_with_the_tests_own_home(a
     api.script(answer(tool_use("bash", {"command": "exec sleep 61.7171"})), answer("Warm hello."))
     child = spawn(api, tmp_path, "-p", "hi", "--yes")
     command = eventually(lambda: process_running("sleep", "61.7171"), "the run's command starting")
-    lineage = ancestors(command)
+    lineage = [command]
+    while lineage[-1] > 1:
+        lineage.append(parent_of(lineage[-1]) or 1)
     os.kill(command, signal.SIGKILL)
     child.expect("Warm hello.")
     assert finish(child) == 0
     assert server in lineage and child.pid not in lineage, (server, child.pid, lineage)
     assert list((tmp_path / "mini-agent-home").rglob("*.jsonl")), "the session went to the test's own home"
-
-
-def ancestors(pid: int) -> list[int]:
-    found = []
-    while pid > 1:
-        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        found.append(pid)
-    return found

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from support import BIN, PATIENCE, alive, ctrl_c_while_running, eventually, script_an_edit_to_approve
+from support import BIN, PATIENCE, alive, children_of, ctrl_c_while_running, eventually, script_an_edit_to_approve
 from support.fake_api import answer, tool_use
 from support.warm import (
     PR_SET_NO_NEW_PRIVS,
@@ -266,8 +266,8 @@ def test_the_worker_dies_with_its_supervisor(api, tmp_path, runtime):
         while not marker.exists():  # the command runs: the worker is at work
             assert client.poll() is None, client.stderr.read().decode()
             select.select([watcher], [], [], 0.05)
-        supervisor = next(pid for pid in _children(server))
-        (worker,) = _children(supervisor)
+        supervisor = next(pid for pid in children_of(server))
+        (worker,) = children_of(supervisor)
         os.kill(supervisor, signal.SIGKILL)
         gone = os.pidfd_open(worker)
         ready, _, _ = select.select([gone], [], [], PATIENCE)  # an event, not a clock: the pidfd turns readable at exit
@@ -277,16 +277,3 @@ def test_the_worker_dies_with_its_supervisor(api, tmp_path, runtime):
         client.kill()
         client.wait()
         api.replies.clear()
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found

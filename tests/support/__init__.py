@@ -51,6 +51,23 @@ def alive(pid: int) -> bool:
         return False
 
 
+def parent_of(pid: int) -> int | None:
+    """The parent pid of a process, from /proc; None once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids of a process's children, from /proc."""
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and parent_of(int(entry.name)) == pid
+    ]
+
+
 def process_running(*argv: str) -> int | None:
     """The pid of a live process whose command line is exactly `argv`, searched in /proc.
 

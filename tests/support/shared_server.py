@@ -21,7 +21,7 @@ import shutil
 import signal
 from pathlib import Path
 
-from support import alive
+from support import alive, children_of
 from support.warm import private_runtime_dir, servers_in, start, stop_servers_in
 
 IDLE = "7200"
@@ -68,21 +68,10 @@ def stop() -> None:
     PR_SET_PDEATHSIG). In the process that claimed the directory, once every worker is done."""
     directory = Path(os.environ[RUNTIME_VARIABLE])
     for pid in servers_in(directory):
-        for child in _children(pid):
+        for child in children_of(pid):
             try:
                 os.kill(child, signal.SIGKILL)
             except ProcessLookupError:
                 pass
     stop_servers_in(directory)
     shutil.rmtree(directory, ignore_errors=True)
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
