@@ -91,6 +91,8 @@ class AgentBuilder:
             emit(Notice(f"Skill: {problem}"))
         if sessions is not None:
             sessions.attach(agent)
+        if not self.one_shot:  # the first turn's git status, asked while it is typed
+            agent.keeper.prefetch(agent.ctx.cwd)
         return agent
 
 

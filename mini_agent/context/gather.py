@@ -3,6 +3,9 @@
 A source or enricher that fails, times out or has nothing to say is skipped and recorded; none of that is
 ever fatal. Pure, cheap ones (`inline`) run in the caller's thread; the rest run on daemon threads so one that
 hangs past its timeout is abandoned without holding up the turn or the exit.
+
+A cached source can also be set going before its turn (`Gatherer.prefetch`): what waits on processes (git)
+then runs while the user types, and the turn takes its answer.
 """
 
 from __future__ import annotations
@@ -51,6 +54,15 @@ class _Cached:
     expires: float
 
 
+@dataclass(frozen=True)
+class _Early:
+    """A source's run begun before its turn; `at` (the gatherer's clock) starts its TTL. A tool that makes the
+    source stale drops the run with the cached values (`_drop`), so a turn never takes what it had changed."""
+
+    runner: _Runner
+    at: float
+
+
 class Gatherer:
     def __init__(
         self,
@@ -66,6 +78,28 @@ class Gatherer:
         """The cache is also written by a source that answered after its turn's deadline (kept for the next)."""
         self._drops: dict[str, int] = {}
         """How often each source's values were dropped: a late answer begun before a drop is not kept."""
+        self._early: dict[tuple[str, object], _Early] = {}
+        """Runs begun before their turn (`prefetch`), keyed as the cache is; a turn takes each once."""
+
+    def prefetch(self, inp: TurnInput) -> None:
+        """Set going now the cached sources a turn in `inp.cwd` would run (neither cached nor already going), so
+        that the turn finds their answers: the REPL calls it while the user types. `inp.text` is not read."""
+        now = self.clock()
+        for source in self.sources:
+            key = (source.name, inp.cwd)
+            with self._lock:
+                cached = self._cache.get(key)
+                if source.inline or source.ttl <= 0 or key in self._early or (cached and now < cached.expires):
+                    continue
+                runner = _Runner(source.name, "source", _source_job(source, inp))
+                self._early[key] = _Early(runner, now)
+            runner.start()
+
+    def _take_early(self, source: Source, cwd: object, now: float) -> _Early | None:
+        """The run begun early for this turn, unless it is older than its TTL."""
+        with self._lock:
+            early = self._early.pop((source.name, cwd), None)
+        return early if early is not None and now < early.at + source.ttl else None
 
     def forget(self) -> None:
         """Drop every cached value (a new conversation starts from what is true now)."""
@@ -86,6 +120,8 @@ class Gatherer:
                 self._drops[name] = self._drops.get(name, 0) + 1
             for key in [key for key in self._cache if key[0] in names]:
                 del self._cache[key]
+            for key in [key for key in self._early if key[0] in names]:
+                del self._early[key]
 
     def _stale_after(self, risk: str, changed: Path | None) -> set[str]:
         return {
@@ -100,6 +136,9 @@ class Gatherer:
         outcomes: dict[str, Outcome] = {}
         results: dict[str, list[ContextBlock]] = {}
         now = self.clock()
+        begun: dict[str, float] = {}
+        """When each source's answer was asked for: its TTL counts from then."""
+        running: list[_Runner] = []
         for source in self.sources:
             with self._lock:
                 cached = self._cache.get((source.name, inp.cwd))
@@ -108,6 +147,11 @@ class Gatherer:
                 status: Status = "cached" if cached.block else "skipped"
                 outcomes[source.name] = Outcome(source.name, "source", status, cached.reason or "cached")
                 results[source.name] = blocks
+                continue
+            early = self._take_early(source, inp.cwd, now)
+            if early is not None:
+                running.append(early.runner)
+                begun[source.name] = early.at
                 continue
             jobs.append((source.name, "source", _source_job(source, inp)))
         for enricher in self.enrichers:
@@ -119,6 +163,7 @@ class Gatherer:
         threaded = [_Runner(*job) for job in jobs if job[0] not in inline]
         for runner in threaded:
             runner.start()
+        threaded += running
         deadline = self.clock() + self.timeout
         inline_runners = [_Runner(*job) for job in jobs if job[0] in inline]
         for runner in inline_runners:
@@ -127,15 +172,18 @@ class Gatherer:
             runner.join(max(0.0, deadline - self.clock()))
         for runner in threaded + inline_runners:
             outcomes[runner.source_name], results[runner.source_name] = runner.outcome(self.timeout)
+            if runner.source_name in begun and outcomes[runner.source_name].status == "applied":
+                outcomes[runner.source_name] = replace(outcomes[runner.source_name], reason="begun before the turn")
             if outcomes[runner.source_name].status == "timeout":
                 self._keep_late(runner, inp.cwd)
-        self._remember(outcomes, results, now, inp.cwd)
+        asked = {source.name: begun.get(source.name, now) for source in self.sources}
+        self._remember(outcomes, results, asked, inp.cwd)
         order = [s.name for s in self.sources] + [e.name for e in self.enrichers]
         blocks = [_measured(block) for name in order for block in results.get(name, [])]
         return blocks, [outcomes[name] for name in order]
 
     def _remember(
-        self, outcomes: dict[str, Outcome], results: dict[str, list[ContextBlock]], now: float, cwd: object
+        self, outcomes: dict[str, Outcome], results: dict[str, list[ContextBlock]], asked: dict[str, float], cwd: object
     ) -> None:
         for source in self.sources:
             outcome = outcomes[source.name]
@@ -144,7 +192,7 @@ class Gatherer:
             block = results[source.name][0] if results[source.name] else None
             measured = _measured(block) if block else None
             with self._lock:
-                self._cache[(source.name, cwd)] = _Cached(measured, outcome.reason, now + source.ttl)
+                self._cache[(source.name, cwd)] = _Cached(measured, outcome.reason, asked[source.name] + source.ttl)
 
     def _keep_late(self, runner: _Runner, cwd: object) -> None:
         """A cached source that missed the deadline: its answer, when it comes, serves the next turn (a cold

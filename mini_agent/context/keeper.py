@@ -68,6 +68,33 @@ class ContextKeeper:
 
     # ---- a turn --------------------------------------------------------------------------------------
 
+    def prefetch(self, cwd: Path) -> None:
+        """Set the cached sources (git, instruction files, memory) going for a turn in `cwd`, so that the next
+        turn finds their answers: the REPL calls it once the agent is built, while the user types."""
+        self.engine.gatherer.prefetch(self._input("", cwd))
+
+    def _input(
+        self,
+        text: str,
+        cwd: Path,
+        recent_files: tuple[Path, ...] = (),
+        recent_calls: tuple[str, ...] = (),
+        stdin: str | None = None,
+        attached: frozenset[str] = frozenset(),
+    ) -> TurnInput:
+        return TurnInput(
+            text=text,
+            cwd=cwd,
+            now=datetime.now().astimezone(),
+            user_dir=self.settings.user_dir,
+            recent_files=recent_files,
+            recent_calls=recent_calls,
+            stdin=stdin,
+            attached=attached,
+            session_started=self.started,
+            data_dir=self.settings.data_dir,
+        )
+
     def open_turn(
         self,
         session: Session,
@@ -88,18 +115,7 @@ class ContextKeeper:
         images in the text are attached too (a file dragged into the REPL).
         """
         attached = attached_images(text, cwd, images, pasted) if self.images else []
-        inp = TurnInput(
-            text=text,
-            cwd=cwd,
-            now=datetime.now().astimezone(),
-            user_dir=self.settings.user_dir,
-            recent_files=recent_files,
-            recent_calls=recent_calls,
-            stdin=stdin,
-            attached=frozenset(image.label for image in attached),
-            session_started=self.started,
-            data_dir=self.settings.data_dir,
-        )
+        inp = self._input(text, cwd, recent_files, recent_calls, stdin, frozenset(image.label for image in attached))
         prepared = self.engine.prepare(inp, self.window())
         self.trace = prepared.trace
         if prepared.over_budget and session.messages:

@@ -314,3 +314,73 @@ def test_what_a_command_may_have_changed_follows_its_sandbox(tmp_path):
     stale = {risk: {s.name for s in default_sources() if risk in s.stale_after} for risk in ("read", "exec-project")}
     assert stale["read"] == set()
     assert stale["exec-project"] == {"project_instructions", "git_state"}  # not the user's memory
+
+
+WORK = Path("/work")
+
+
+def test_a_source_set_going_before_its_turn_is_taken_once_and_its_ttl_counts_from_then():
+    """The REPL sets `git status` going while the first line is typed (`prefetch`): the turn takes that answer
+    rather than asking again, and it stays cached for its TTL from when it was asked."""
+    calls, release, now = [], threading.Event(), [100.0]
+
+    def git(inp):
+        release.wait(PATIENCE)
+        calls.append(inp.cwd)
+        return f"state {len(calls)}"
+
+    gatherer = Gatherer([Source("git_state", P1, git, ttl=10)], [], timeout=PATIENCE, clock=lambda: now[0])
+    gatherer.prefetch(turn(cwd=WORK))
+    now[0] += 4  # the user typing
+    release.set()
+    blocks, outcomes = gatherer.gather(turn(cwd=WORK))
+    assert [b.text for b in blocks] == ["state 1"] and calls == [WORK]
+    assert (outcomes[0].status, outcomes[0].reason) == ("applied", "begun before the turn")
+    now[0] += 5  # 9 s after it was asked: still cached
+    assert gatherer.gather(turn(cwd=WORK))[1][0].status == "cached" and len(calls) == 1
+    now[0] += 1  # 10 s: its TTL counted from the prefetch, not from the turn
+    assert gatherer.gather(turn(cwd=WORK))[0][0].text == "state 2"
+
+
+def test_an_early_run_is_not_taken_when_stale_too_old_or_for_another_directory():
+    calls = []
+
+    def git(inp):
+        calls.append(inp.cwd)
+        return f"state {len(calls)} in {inp.cwd}"
+
+    source = Source("git_state", P1, git, ttl=10, stale_after=frozenset({"exec"}))
+    now = [0.0]
+    gatherer = Gatherer([source], [], timeout=PATIENCE, clock=lambda: now[0])
+    gatherer.prefetch(turn(cwd=WORK))
+    eventually(lambda: calls, "the prefetched run")
+    gatherer.invalidate("exec")  # a command ran after git was asked
+    assert gatherer.gather(turn(cwd=WORK))[0][0].text == "state 2 in /work"
+
+    gatherer.forget()
+    gatherer.prefetch(turn(cwd=WORK))
+    gatherer.prefetch(turn(cwd=WORK))  # already going: not asked twice
+    eventually(lambda: len(calls) == 3, "the second prefetched run")
+    now[0] += 10  # typed for longer than the answer stays true
+    assert gatherer.gather(turn(cwd=WORK))[0][0].text == "state 4 in /work"
+
+    gatherer.forget()
+    gatherer.prefetch(turn(cwd=WORK))
+    eventually(lambda: len(calls) == 5, "the third prefetched run")
+    blocks, _ = gatherer.gather(turn(cwd=Path("/tmp")))  # `cd` elsewhere before the turn
+    assert [b.text for b in blocks] == ["state 6 in /tmp"]
+    assert gatherer.gather(turn(cwd=WORK))[0][0].text == "state 5 in /work"  # still there for its own directory
+
+
+def test_prefetch_skips_what_is_cached_inline_or_uncached():
+    asked = []
+    sources = [
+        Source("git_state", P1, lambda inp: asked.append("git") or "g", ttl=10),
+        Source("environment", P1, lambda inp: asked.append("env") or "e", inline=True),
+        Source("stdin", P0, lambda inp: asked.append("stdin") or "s", ttl=0),
+    ]
+    gatherer = Gatherer(sources, [], timeout=PATIENCE, clock=lambda: 0.0)
+    gatherer.gather(turn(cwd=WORK))
+    asked.clear()
+    gatherer.prefetch(turn(cwd=WORK))  # git is cached; the other two belong to the turn itself
+    assert asked == [] and not gatherer._early
