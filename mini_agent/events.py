@@ -1,8 +1,8 @@
 """What the core tells the outside world: frozen events passed to an `emit` callable.
 
 The core never touches the terminal; renderers (rich, plain text, json, stream-json) consume these. A layer
-whose event carries its own types declares that event itself (context's `ContextInjected`), so this module sits
-low enough for every emitter: it names only tools', safety's and usage's types.
+whose event carries its own types declares that event itself (context/reports.py's `ContextInjected`), so this
+module sits low enough for every emitter: it names only tools', safety's and usage's types.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 
 from mini_agent.app.session_hooks import SessionHooks
-from mini_agent.conversation import Session
 from mini_agent.settings import Settings
 from mini_agent.ui.terminal_text import visible
 from mini_agent.xmltext import system_hint
@@ -100,6 +99,8 @@ class SessionLifecycle:
 
     def start_new(self, agent) -> None:
         """/clear: a new conversation in a new file; the old one stays on disk for --resume."""
+        from mini_agent.conversation import Session  # here: the REPL imports this module before its first prompt
+
         self.hooks.ended("clear")
         self.close()
         agent.start_conversation(Session())

@@ -11,6 +11,7 @@ inside the window.
     enrich/            @path mentions, relative times (EN/ZH), references to earlier files, URLs
     gather.py          sources and enrichers run side by side with timeouts; the TTL cache and invalidation
     injection.py       per turn: gather -> fit -> send what is new or changed; the turn trace
+    reports.py         the events it emits (ContextInjected, ImagesAttached), light enough for a front end to import
     tokens.py          tiktoken (offline) with a character fallback; conversation size anchored on usage
     keeper.py          opens each turn, measures before each request, starts compaction
     compaction.py      the staged compaction: cheapest stage first, re-measuring after each

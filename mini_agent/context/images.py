@@ -73,13 +73,6 @@ class AttachedImage:
         return f"attached image {self.label}: {self.image.describe()}"
 
 
-@dataclass(frozen=True)
-class ImagesAttached:
-    """The event: images went into the user's message (or were named and could not)."""
-
-    images: tuple[AttachedImage, ...]
-
-
 def attach(label: str, path: Path) -> AttachedImage:
     """Read and fit one image the user named; never raises (a problem is recorded in the result)."""
     try:

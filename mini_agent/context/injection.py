@@ -60,13 +60,6 @@ class TurnTrace:
 
 
 @dataclass(frozen=True)
-class ContextInjected:
-    """The event: the context blocks of a turn were gathered and placed; the trace of what was added and why."""
-
-    trace: TurnTrace
-
-
-@dataclass(frozen=True)
 class Prepared:
     send: list[ContextBlock]
     """Blocks to add beside the user's text, in order."""

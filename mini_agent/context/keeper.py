@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from mini_agent.context.blocks import Ledger, TurnInput
 from mini_agent.context.compaction import Compactor
-from mini_agent.context.images import AttachedImage, ImagesAttached, attached_images
-from mini_agent.context.injection import ContextEngine, ContextInjected, TurnTrace
+from mini_agent.context.images import AttachedImage, attached_images
+from mini_agent.context.injection import ContextEngine, TurnTrace
+from mini_agent.context.reports import ContextInjected, ImagesAttached
 from mini_agent.context.tokens import ConversationSize, count, count_messages
 from mini_agent.conversation import Session
 from mini_agent.events import Compacted, CompactionReport, Emit, Notice

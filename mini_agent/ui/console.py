@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from mini_agent.context.images import ImagesAttached
-from mini_agent.context.injection import ContextInjected
+from mini_agent.context.reports import ContextInjected, ImagesAttached
 from mini_agent.events import (
     AssistantMessage,
     Compacted,

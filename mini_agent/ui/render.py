@@ -11,8 +11,7 @@ import json
 from typing import TextIO
 
 from mini_agent.context.call_lines import INTERRUPTED
-from mini_agent.context.images import ImagesAttached
-from mini_agent.context.injection import ContextInjected
+from mini_agent.context.reports import ContextInjected, ImagesAttached
 from mini_agent.events import (
     AssistantMessage,
     Compacted,

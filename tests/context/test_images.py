@@ -13,7 +13,8 @@ from support import scripted_agent
 from support.fake_api import answer
 
 from mini_agent.app.build import context_keeper
-from mini_agent.context.images import ImagesAttached, pasted_images
+from mini_agent.context.images import pasted_images
+from mini_agent.context.reports import ImagesAttached
 
 
 def png(path: Path, size: tuple[int, int] = (40, 30)) -> Path:

@@ -10,7 +10,7 @@ from support.conversation import build, is_summary_request, pairing_problems
 from support.fake_api import answer, failure, tool_use
 
 from mini_agent.app.build import context_keeper
-from mini_agent.context.injection import ContextInjected
+from mini_agent.context.reports import ContextInjected
 from mini_agent.context.tokens import TOKENIZER
 from mini_agent.conversation import SUMMARY_HINT, Session
 from mini_agent.events import Compacted, Notice

@@ -93,6 +93,42 @@ def test_a_run_that_ends_with_its_first_reply_never_loads_the_tokenizer(api, tmp
     assert "acp" not in seen["end"], "the ACP SDK is for `mini-agent acp` alone"
 
 
+PROMPT_DRIVER = textwrap.dedent(
+    """
+    import importlib, json, os, sys
+
+    shortcuts = importlib.import_module("prompt_toolkit.shortcuts.prompt")
+
+    def drawn(self, *args, **kwargs):  # the first prompt: what the REPL has loaded by now, then leave
+        with open(OUT, "w") as out:
+            json.dump(sorted(sys.modules), out)
+        os._exit(0)
+
+    shortcuts.PromptSession.prompt = drawn
+    sys.argv = ["mini-agent"]
+    from mini_agent.entry import main
+    main()
+    """
+)
+TURN_MACHINERY = ("mini_agent.context.injection", "mini_agent.context.images", "mini_agent.conversation", "anthropic")
+"""What a turn needs and the REPL loads behind its prompt, never before it: each one delays the prompt."""
+
+
+def test_the_repls_first_prompt_comes_before_the_turn_machinery_loads(tmp_path):
+    import pexpect
+
+    out = tmp_path / "modules.json"
+    env = {**_environment(tmp_path), "TERM": "xterm", "MINI_AGENT_NO_SERVER": "1"}
+    child = pexpect.spawn(
+        sys.executable, ["-c", PROMPT_DRIVER.replace("OUT", repr(str(out)))], env=env, cwd=str(tmp_path)
+    )
+    child.expect(pexpect.EOF, timeout=PATIENCE)
+    child.close()
+    modules = set(json.loads(out.read_text()))
+    assert "mini_agent.ui.console" in modules, "the driver reached the REPL's prompt"
+    assert not modules & set(TURN_MACHINERY)
+
+
 def test_commands_that_never_talk_to_a_model_load_none_of_it(tmp_path):
     for args in (["--version"], ["--help"], ["config"]):
         done = subprocess.run(

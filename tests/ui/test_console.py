@@ -12,7 +12,8 @@ from rich.console import Console
 from support.terminal import screen
 
 from mini_agent.agent import TurnResult
-from mini_agent.context.injection import ContextInjected, Placement, TurnTrace
+from mini_agent.context.injection import Placement, TurnTrace
+from mini_agent.context.reports import ContextInjected
 from mini_agent.conversation import Session
 from mini_agent.events import (
     AssistantMessage,
