@@ -252,7 +252,7 @@ class SessionLifecycle:
         return checkpoints
 
     def _continue(self, agent, loaded) -> None:
-        from mini_agent.sessions import resume_into
+        from mini_agent.sessions.resume import resume_into
 
         resume_into(agent, loaded, self.writer)
         # Undo bookkeeping is read from the whole file: turns of a rewound branch changed files all the same.

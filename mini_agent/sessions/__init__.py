@@ -3,10 +3,13 @@
 an agent, `rewind` reads the conversation a rewound log stands on, `fork` copies a session into a new file.
 
 May import: conversation, model (messages), usage, context, tools, safety, files (fork's temporary file), the
-agent (to resume into it). Never ui/, app/ or cli."""
+agent (to resume into it). Never ui/, app/ or cli.
+
+`resume` is imported where it is used (`from mini_agent.sessions.resume import resume_into`): `--continue` loads
+the session before the REPL's first prompt (its recap is shown) and puts it into the agent behind the prompt,
+so what that step needs (the context machinery) does not delay the prompt."""
 
 from mini_agent.sessions.journal import SessionBusy, SessionChanged, SessionWriter
-from mini_agent.sessions.resume import resume_into
 from mini_agent.sessions.store import LoadedSession, SessionInfo, SessionNotFound, SessionStore, project_key
 
 __all__ = [
@@ -18,5 +21,4 @@ __all__ = [
     "SessionStore",
     "SessionWriter",
     "project_key",
-    "resume_into",
 ]

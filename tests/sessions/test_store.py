@@ -27,10 +27,9 @@ from mini_agent.sessions import (
     SessionNotFound,
     SessionStore,
     project_key,
-    resume_into,
 )
 from mini_agent.sessions.journal import read_journal, session_id
-from mini_agent.sessions.resume import UNANSWERED, replay_ledger
+from mini_agent.sessions.resume import UNANSWERED, replay_ledger, resume_into
 from mini_agent.usage import Usage
 
 RESTORED = ("messages", "request", "hints", "instructions", "usage", "last_usage", "compactions")
