@@ -1,6 +1,8 @@
 """What an editor is told of a turn (app/acp_updates.py), how its permission answers become decisions
 (app/acp_permissions.py) and how its prompt blocks become the turn's input (app/acp_prompt.py): in process,
-with the SDK's own types and serialisation."""
+with the SDK's own types and serialisation. The SDK (and the modules under test, which import it) are imported
+where they are used: its models take ~1 s to import, which every test worker would otherwise pay to collect
+this file."""
 
 from __future__ import annotations
 
@@ -8,17 +10,12 @@ import base64
 import io
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from acp import resource_block, resource_link_block, text_block
-from acp.helpers import embedded_text_resource, image_block
-from acp.schema import AllowedOutcome, DeniedOutcome, SessionNotification
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mini_agent.app.acp_permissions import decision_for, options_for
-from mini_agent.app.acp_prompt import turn_input
-from mini_agent.app.acp_updates import UpdateMapper, history_updates, plan_update
 from mini_agent.events import AssistantMessage, Notice, TextDelta, Thought, ToolFinished, ToolStarted
 from mini_agent.gate import ApprovalRequest
 from mini_agent.safety.decisions import Ask, Grant
@@ -27,11 +24,16 @@ from mini_agent.tools import BASH, EDIT_FILE, READ_FILE, WEB_FETCH, WRITE_FILE, 
 from mini_agent.tools.base import ToolResult
 from mini_agent.usage import Usage
 
+if TYPE_CHECKING:
+    from mini_agent.app.acp_updates import UpdateMapper
+
 TOOLS = default_tools()
 CWD = Path("/work/project")
 
 
 def mapper() -> UpdateMapper:
+    from mini_agent.app.acp_updates import UpdateMapper
+
     return UpdateMapper(CWD, TOOLS.get)
 
 
@@ -45,6 +47,8 @@ def call(name: str, arguments: dict, call_id: str = "c1") -> dict:
 
 def wire(update) -> str:
     """The update as the SDK puts it on the wire: one JSON-RPC line."""
+    from acp.schema import SessionNotification
+
     notification = SessionNotification(session_id="s", update=update)
     params = notification.model_dump(mode="json", by_alias=True, exclude_none=True)
     return json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
@@ -130,6 +134,8 @@ def test_no_text_the_model_or_a_tool_makes_is_more_than_data_on_the_wire(text):
 
 
 def test_history_tells_the_typed_words_replies_and_calls_again():
+    from mini_agent.app.acp_updates import history_updates
+
     messages = [
         {"role": "user", "content": [{"type": "text", "text": "fix it"}, {"type": "text", "text": "<context/>"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Looking."}, call(READ_FILE, {"path": "a"})]},
@@ -145,6 +151,8 @@ def test_history_tells_the_typed_words_replies_and_calls_again():
 
 
 def test_a_todo_list_maps_to_an_acp_plan():
+    from mini_agent.app.acp_updates import plan_update
+
     plan = plan_update([("Read the code", "completed"), ("Fix it", "in_progress")])
     assert plan.session_update == "plan"
     assert [(entry.content, entry.status) for entry in plan.entries] == [
@@ -158,6 +166,10 @@ def approval(*grants: Grant) -> ApprovalRequest:
 
 
 def test_the_editors_answers_are_the_terminals():
+    from acp.schema import AllowedOutcome, DeniedOutcome
+
+    from mini_agent.app.acp_permissions import decision_for, options_for
+
     grant = Grant("p", "always allow npm test", ())
     request = approval(grant)
     options = options_for(request)
@@ -177,10 +189,17 @@ def test_the_editors_answers_are_the_terminals():
 
 
 def test_no_always_option_where_the_policy_offers_none():
+    from mini_agent.app.acp_permissions import options_for
+
     assert [option.kind for option in options_for(approval())] == ["allow_once", "reject_once"]
 
 
 def test_prompt_blocks_become_words_mentions_and_escaped_context(tmp_path):
+    from acp import resource_block, resource_link_block, text_block
+    from acp.helpers import embedded_text_resource
+
+    from mini_agent.app.acp_prompt import turn_input
+
     given_blocks = [
         text_block("explain"),
         resource_link_block("app.py", "file:///work/project/app.py"),
@@ -193,7 +212,10 @@ def test_prompt_blocks_become_words_mentions_and_escaped_context(tmp_path):
 
 
 def test_an_image_block_is_fitted_like_an_attached_file():
+    from acp.helpers import image_block
     from PIL import Image
+
+    from mini_agent.app.acp_prompt import turn_input
 
     png = io.BytesIO()
     Image.new("RGB", (4, 3), "red").save(png, "PNG")

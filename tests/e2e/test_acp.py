@@ -2,7 +2,8 @@
 for the module, on real pipes, against the loopback model.
 
 The client is `acp.spawn_agent_process` (the SDK's own ClientSideConnection over the child's stdio); it runs on an
-event loop in a thread of its own, and each test hands it coroutines."""
+event loop in a thread of its own, and each test hands it coroutines. The SDK is imported where it is used: its
+models take ~1 s to import, which every test worker would otherwise pay to collect this file."""
 
 from __future__ import annotations
 
@@ -12,10 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-import acp
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, text_block
-from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPermissionResponse
 from support import BIN, MCP_SERVER, PATIENCE, TEST_KEY, eventually, process_running
 from support.fake_api import FakeAnthropicAPI, answer, thinking, tool_use
 
@@ -36,6 +34,8 @@ class Editor:
         self.updates.append((session_id, update))
 
     async def request_permission(self, session_id, tool_call, options, **_):
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
         self.questions.append((tool_call, options))
         kind = self.answers.pop(0) if self.answers else "allow_once"
         if kind == "cancelled":
@@ -54,6 +54,8 @@ class Running:
     """The agent process and its connection, with a loop to run the client's coroutines on."""
 
     def __init__(self, project: Path, home: Path, api: FakeAnthropicAPI, log: Path) -> None:
+        import acp
+
         self.editor = Editor()
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
@@ -101,6 +103,8 @@ def project(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def agent(api, project, tmp_path_factory):
+    from acp import PROTOCOL_VERSION
+
     home = tmp_path_factory.mktemp("home")
     running = Running(project, home, api, home / "stderr.log")
     running.run(running.conn.initialize(protocol_version=PROTOCOL_VERSION))
@@ -115,10 +119,14 @@ def session(agent, project, api):
 
 
 def prompt(agent, session_id: str, text: str):
+    from acp import text_block
+
     return agent.run(agent.conn.prompt(session_id=session_id, prompt=[text_block(text)]))
 
 
 def test_initialize_says_what_the_agent_offers(agent, project):
+    from acp import PROTOCOL_VERSION
+
     reply = agent.run(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
     assert reply.protocol_version == PROTOCOL_VERSION
     assert reply.agent_info.name == "mini-agent"
@@ -183,6 +191,8 @@ def test_tool_output_that_looks_like_protocol_stays_data(agent, api, session):
 
 
 def test_cancel_stops_a_running_command_and_the_session_goes_on(agent, api, project, session):
+    from acp import text_block
+
     marker = project / "started.marker"
     api.script(
         answer(tool_use("bash", {"command": f"touch {marker} && {' '.join(SLEEP)}"}, id="b-long")),
@@ -202,6 +212,8 @@ def test_cancel_stops_a_running_command_and_the_session_goes_on(agent, api, proj
 
 
 def test_cancel_cuts_a_streaming_reply_and_keeps_what_came(agent, api, session):
+    from acp import text_block
+
     stalled = answer("The first words, then many more that never come.")
     stalled.stall_after_events = 5  # start, a text block, the first pieces: then the model says nothing more
     api.script(stalled, answer("Go on."))
@@ -217,6 +229,8 @@ def test_cancel_cuts_a_streaming_reply_and_keeps_what_came(agent, api, session):
 
 
 def test_plan_mode_set_by_the_editor_refuses_a_write_without_asking(agent, api, project, session):
+    from acp import RequestError
+
     api.script(answer(tool_use("write_file", {"path": "planned.txt", "content": "x"}, id="w-plan")), answer("Planned."))
     agent.run(agent.conn.set_session_mode(session_id=session, mode_id="plan"))
     asked = len(agent.editor.questions)
@@ -227,6 +241,8 @@ def test_plan_mode_set_by_the_editor_refuses_a_write_without_asking(agent, api, 
 
 
 def test_the_editors_mcp_servers_join_the_session(agent, api, project):
+    from acp.schema import McpServerStdio
+
     server = McpServerStdio(name="editor tools", command=sys.executable, args=[str(MCP_SERVER)], env=[])
     created = agent.run(agent.conn.new_session(cwd=str(project), mcp_servers=[server]))
     api.script(answer(tool_use("mcp__editor-tools__echo", {"text": "from the editor"}, id="m1")), answer("Echoed."))
@@ -247,6 +263,8 @@ def test_a_stored_session_loads_with_its_history(agent, api, project, session):
 
 
 def test_an_unknown_session_is_an_error(agent):
+    from acp import RequestError
+
     with pytest.raises(RequestError):
         prompt(agent, "no-such-session", "hello")
 
