@@ -202,6 +202,7 @@ def serve(port_file: str) -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # before the port is told: a client that comes before uvicorn is up waits, never refused
     app = build(sock.getsockname()[1])
     with open(port_file + ".tmp", "w") as stream:
         stream.write(str(sock.getsockname()[1]))
