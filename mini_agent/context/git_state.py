@@ -35,6 +35,8 @@ def git_state(inp: TurnInput) -> str:
     if git is None:
         raise Skip("git is not installed (not found on PATH)")
     cwd = Path(os.path.abspath(inp.cwd))
+    if not _may_be_in_a_repository(cwd):
+        raise Skip(f"not a git repository: {cwd}")
     status, log, toplevel = _run_together(git, cwd, [_STATUS, _LOG, _TOPLEVEL])
     if status.returncode != 0:
         raise Skip(_failure_reason(status.stderr, cwd))
@@ -42,6 +44,27 @@ def git_state(inp: TurnInput) -> str:
     commits = log.stdout.splitlines() if log.returncode == 0 and parsed.oid != "(initial)" else []
     root = toplevel.stdout.strip() if toplevel.returncode == 0 else ""
     return render(parsed, commits, root)
+
+
+def _may_be_in_a_repository(cwd: Path) -> bool:
+    """False only where git would find no repository: nothing names one in the environment, and neither the
+    directory nor one above it (on its real path, which git walks) holds a `.git` or is a git directory itself
+    (a bare repository: HEAD, objects/, refs/). There `git status` would only say so, and every turn outside a
+    repository would start three processes (~15 ms, ~50 ms the first time) to hear it."""
+    if any(name in os.environ for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+        return True
+    try:
+        here = Path(os.path.realpath(cwd))
+        if not here.is_dir():
+            return True  # git says what is wrong with it
+        for directory in (here, *here.parents):
+            if os.path.lexists(directory / ".git") or (
+                (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir()
+            ):
+                return True
+    except OSError:
+        return True
+    return False
 
 
 @dataclass

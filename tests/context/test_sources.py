@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mini_agent.context import git_state as git_state_module
 from mini_agent.context.blocks import P0, P1, P2, Skip, TurnInput
 from mini_agent.context.sources import (
     INSTRUCTIONS_CAP,
@@ -366,6 +367,49 @@ def test_git_not_a_repository_skips(tmp_path, home):
     with pytest.raises(Skip) as skip:
         git_state(turn(tmp_path / "plain", home))
     assert str(skip.value) == f"not a git repository: {tmp_path / 'plain'}"
+
+
+def test_outside_any_repository_git_is_not_even_started(tmp_path, home, monkeypatch):
+    (tmp_path / "plain" / "deep").mkdir(parents=True)
+    monkeypatch.setattr(git_state_module, "_run_together", lambda *args: pytest.fail("git was started"))
+    with pytest.raises(Skip) as skip:
+        git_state(turn(tmp_path / "plain" / "deep", home))
+    assert str(skip.value) == f"not a git repository: {tmp_path / 'plain' / 'deep'}"
+
+
+def _layouts(tmp_path: Path) -> dict[str, tuple[Path, dict]]:
+    """Places git finds a repository from, each as (working directory, extra environment)."""
+    repo = new_repo(tmp_path / "repo")
+    commit(repo, "base")
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "link").symlink_to(repo / "sub")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "worktree"))
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "bare.git")], check=True)
+    (tmp_path / "plain").mkdir()
+    return {
+        "root": (repo, {}),
+        "subdirectory": (repo / "sub" / "deeper", {}),
+        "a symlink into one": (tmp_path / "elsewhere" / "link", {}),
+        "inside .git": (repo / ".git" / "refs", {}),
+        "a worktree (.git is a file)": (tmp_path / "worktree", {}),
+        "a bare repository": (tmp_path / "bare.git", {}),
+        "inside a bare repository": (tmp_path / "bare.git" / "refs", {}),
+        "GIT_DIR names one": (tmp_path / "plain", {"GIT_DIR": str(repo / ".git")}),
+    }
+
+
+def test_wherever_git_finds_a_repository_git_is_asked(tmp_path, monkeypatch):
+    """The check that spares git's start outside a repository never says no where git itself would find one."""
+    for name, (cwd, extra) in _layouts(tmp_path).items():
+        env = {**os.environ, **extra}
+        found = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=cwd, env=env, capture_output=True)
+        assert found.returncode == 0, (name, found.stderr)
+        with monkeypatch.context() as patched:
+            for variable, value in extra.items():
+                patched.setenv(variable, value)
+            assert git_state_module._may_be_in_a_repository(cwd), name
+    assert not git_state_module._may_be_in_a_repository(tmp_path / "plain")
 
 
 def test_git_not_installed_skips(tmp_path, home, monkeypatch):
