@@ -74,26 +74,11 @@ class ContextKeeper:
         turn finds their answers: the REPL calls it once the agent is built, while the user types."""
         self.engine.gatherer.prefetch(self._input("", cwd))
 
-    def _input(
-        self,
-        text: str,
-        cwd: Path,
-        recent_files: tuple[Path, ...] = (),
-        recent_calls: tuple[str, ...] = (),
-        stdin: str | None = None,
-        attached: frozenset[str] = frozenset(),
-    ) -> TurnInput:
+    def _input(self, text: str, cwd: Path, **turn) -> TurnInput:
+        """What sources and enrichers may read; `turn`: the turn's recent files and calls, stdin, images."""
+        now, settings = datetime.now().astimezone(), self.settings
         return TurnInput(
-            text=text,
-            cwd=cwd,
-            now=datetime.now().astimezone(),
-            user_dir=self.settings.user_dir,
-            recent_files=recent_files,
-            recent_calls=recent_calls,
-            stdin=stdin,
-            attached=attached,
-            session_started=self.started,
-            data_dir=self.settings.data_dir,
+            text, cwd, now, settings.user_dir, session_started=self.started, data_dir=settings.data_dir, **turn
         )
 
     def open_turn(
@@ -116,7 +101,8 @@ class ContextKeeper:
         images in the text are attached too (a file dragged into the REPL).
         """
         attached = attached_images(text, cwd, images, pasted) if self.images else []
-        inp = self._input(text, cwd, recent_files, recent_calls, stdin, frozenset(image.label for image in attached))
+        labels = frozenset(image.label for image in attached)
+        inp = self._input(text, cwd, recent_files=recent_files, recent_calls=recent_calls, stdin=stdin, attached=labels)
         prepared = self.engine.prepare(inp, self.window())
         self.trace = prepared.trace
         if prepared.over_budget and session.messages:
