@@ -2,7 +2,7 @@
 `git status` going (`ContextKeeper.prefetch`), and the turn takes that answer instead of asking git again.
 
 A one-shot run does not: started before the SDK's import, the git thread's work (spawning, the sandbox's setup)
-competed with the import for the interpreter, and the run's first request left later, not sooner (measured)."""
+competed with the import for the interpreter, and the run's first request left no sooner (measured, in pairs)."""
 
 from __future__ import annotations
 
