@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mini_agent.instructions import explicit_instructions
 from mini_agent.model.messages import MessageParam, without_images
 from mini_agent.model.wellformed import safe
-from mini_agent.tools.todo_list import Todo, todos_from
 from mini_agent.usage import Usage
+
+if TYPE_CHECKING:
+    from mini_agent.tools.todo_list import Todo
 
 SUMMARY_HINT = "context_summary"
 ERROR_CHARS = 1000
@@ -180,6 +183,9 @@ class Session:
             elif kind == "model":
                 session.model = str(entry["model"])
             elif kind == "todos":
+                # Here: the tools package (its registry) would otherwise load before --continue's first prompt.
+                from mini_agent.tools.todo_list import todos_from
+
                 session.todos = todos_from(entry.get("todos"))
             elif kind == "images_removed":
                 session.messages = without_images(session.messages, entry["note"])[0]

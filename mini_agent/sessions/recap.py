@@ -65,10 +65,12 @@ def recap_lines(exchanges: list[Exchange]) -> list[str]:
 
 def todo_line(entries: list[dict]) -> str | None:
     """Where the session's todo list stands (`/todos` shows it whole); None without a list or with all of it done."""
+    stored = next((entry for entry in reversed(entries) if entry.get("type") == "todos"), None)
+    if stored is None:
+        return None  # without importing the tools package: this runs before --continue's first prompt
     from mini_agent.tools.todo_list import todos_from
 
-    stored = next((entry for entry in reversed(entries) if entry.get("type") == "todos"), None)
-    todos = todos_from(stored.get("todos")) if stored is not None else ()
+    todos = todos_from(stored.get("todos"))
     done = sum(todo.status == "completed" for todo in todos)
     if done == len(todos):
         return None

@@ -114,19 +114,36 @@ TURN_MACHINERY = ("mini_agent.context.injection", "mini_agent.context.images", "
 """What a turn needs and the REPL loads behind its prompt, never before it: each one delays the prompt."""
 
 
-def test_the_repls_first_prompt_comes_before_the_turn_machinery_loads(tmp_path):
+def _modules_at_the_prompt(tmp_path, *args: str, home=None) -> set[str]:
     import pexpect
 
     out = tmp_path / "modules.json"
     env = {**_environment(tmp_path), "TERM": "xterm", "MINI_AGENT_NO_SERVER": "1"}
-    child = pexpect.spawn(
-        sys.executable, ["-c", PROMPT_DRIVER.replace("OUT", repr(str(out)))], env=env, cwd=str(tmp_path)
-    )
+    if home is not None:
+        env["MINI_AGENT_HOME"] = str(home)
+    driver = PROMPT_DRIVER.replace("OUT", repr(str(out))).replace('["mini-agent"]', repr(["mini-agent", *args]))
+    child = pexpect.spawn(sys.executable, ["-c", driver], env=env, cwd=str(tmp_path))
     child.expect(pexpect.EOF, timeout=PATIENCE)
     child.close()
     modules = set(json.loads(out.read_text()))
     assert "mini_agent.ui.console" in modules, "the driver reached the REPL's prompt"
-    assert not modules & set(TURN_MACHINERY)
+    return modules
+
+
+def test_the_repls_first_prompt_comes_before_the_turn_machinery_loads(tmp_path):
+    assert not _modules_at_the_prompt(tmp_path) & set(TURN_MACHINERY)
+
+
+def test_continue_loads_the_session_before_its_prompt_and_the_tools_after_it(run_cli, api, tmp_path):
+    """--continue shows a recap of the session before the prompt: the session's load comes first, not the tools
+    (their registry) or the resume into an agent, which the build behind the prompt does."""
+    api.script(answer("Earlier answer."))
+    assert run_cli(["-p", "an earlier question"], api).returncode == 0
+    modules = _modules_at_the_prompt(tmp_path, "--continue", home=tmp_path / "mini-agent-home")
+    assert "mini_agent.sessions.store" in modules, "the session was loaded for its recap"
+    assert not modules & {"mini_agent.tools", "mini_agent.sessions.resume", *TURN_MACHINERY} - {
+        "mini_agent.conversation"  # the loaded session is one
+    }
 
 
 def test_commands_that_never_talk_to_a_model_load_none_of_it(tmp_path):
