@@ -4,13 +4,11 @@ tests/app/test_repl_session.py."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 
 import pexpect
 import pytest
-from support import alive, eventually, parent_of, process_running, script_an_edit_to_approve
+from support import alive, eventually, process_running, script_an_edit_to_approve
 from support.fake_api import answer, tool_use
 from support.repl import finish, spawn
 
@@ -100,25 +98,3 @@ def test_the_prompt_comes_before_the_agent_is_built_and_what_the_build_reports_w
     assert finish(child) == 0
     names = [tool["name"] for tool in api.message_requests[0]["tools"]]
     assert "read_file" in names and "task" in names
-
-
-def test_a_pty_run_goes_through_the_shared_warm_server_with_the_tests_own_home(api, tmp_path):
-    """The suite's pty runs are warm (support/shared_server.py): if the hand-over quietly fell back to a cold
-    start, every such test would still pass and the suite would be ~2 s of CPU a run slower. The run's command
-    is a descendant of the shared server, not of the process the terminal started (the server is shared by every
-    test worker, so its count of runs served says nothing about this one)."""
-    from support.shared_server import warm_env
-    from support.warm import status
-
-    server = int(status(warm_env(dict(os.environ)))["pid"])
-    api.script(answer(tool_use("bash", {"command": "exec sleep 61.7171"})), answer("Warm hello."))
-    child = spawn(api, tmp_path, "-p", "hi", "--yes")
-    command = eventually(lambda: process_running("sleep", "61.7171"), "the run's command starting")
-    lineage = [command]
-    while lineage[-1] > 1:
-        lineage.append(parent_of(lineage[-1]) or 1)
-    os.kill(command, signal.SIGKILL)
-    child.expect("Warm hello.")
-    assert finish(child) == 0
-    assert server in lineage and child.pid not in lineage, (server, child.pid, lineage)
-    assert list((tmp_path / "mini-agent-home").rglob("*.jsonl")), "the session went to the test's own home"

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,8 +16,19 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from support import BIN, PATIENCE, alive, children_of, ctrl_c_while_running, eventually, script_an_edit_to_approve
+from support import (
+    BIN,
+    PATIENCE,
+    alive,
+    children_of,
+    ctrl_c_while_running,
+    eventually,
+    parent_of,
+    process_running,
+    script_an_edit_to_approve,
+)
 from support.fake_api import answer, tool_use
+from support.repl import finish, spawn
 from support.warm import (
     PR_SET_NO_NEW_PRIVS,
     command,
@@ -119,7 +131,15 @@ def test_an_approval_on_the_terminal_works_through_the_warm_path(api, tmp_path, 
 
 
 def test_a_killed_or_outdated_server_is_never_used_the_run_falls_back_and_starts_a_new_one(api, tmp_path, runtime):
-    env = environment(api, tmp_path, runtime, warm=True)
+    # The package this test's servers run is a copy of its own, first on their path (PYTHONPATH, which the command
+    # hands to the server it starts): making it outdated by touching a file must not make every other server of the
+    # installation outdated too (the run's shared one, which other workers' tests are using meanwhile).
+    package = tmp_path / "package"
+    installed_package = Path(installed("os.path.dirname(mini_agent.__file__)"))
+    shutil.copytree(installed_package, package / "mini_agent", ignore=shutil.ignore_patterns("__pycache__"))
+    if (installed_package.parent / "SYSTEM_PROMPT.md").exists():  # a checkout's: the wheel has it in the package
+        shutil.copy2(installed_package.parent / "SYSTEM_PROMPT.md", package)
+    env = {**environment(api, tmp_path, runtime, warm=True), "PYTHONPATH": str(package)}
     killed = start(env)
     os.kill(killed, signal.SIGKILL)
     api.script(answer("Still works."))
@@ -127,17 +147,14 @@ def test_a_killed_or_outdated_server_is_never_used_the_run_falls_back_and_starts
     assert (done.returncode, done.stdout, done.stderr) == (0, b"Still works.\n", b"")
     outdated = wait_for_server(env)
     assert outdated != killed
-    source = Path(installed("os.path.dirname(mini_agent.__file__)")) / "warm" / "__init__.py"
+    source = package / "mini_agent" / "warm" / "__init__.py"
     stamp = source.stat()
-    try:
-        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
-        api.script(answer("Fresh."))
-        done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
-        assert (done.returncode, done.stdout) == (0, b"Fresh.\n")
-        eventually(lambda: not alive(outdated), "the outdated server leaving instead of serving")
-        assert wait_for_server(env) != outdated  # and the run started a new one from the current code
-    finally:
-        os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    os.utime(source, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+    api.script(answer("Fresh."))
+    done = command(["-p", "hi"], env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout) == (0, b"Fresh.\n")
+    eventually(lambda: not alive(outdated), "the outdated server leaving instead of serving")
+    assert wait_for_server(env) != outdated  # and the run started a new one from the current code
 
 
 def test_no_server_is_started_or_used_when_turned_off(api, tmp_path, runtime):
@@ -277,3 +294,29 @@ def test_the_worker_dies_with_its_supervisor(api, tmp_path, runtime):
         client.kill()
         client.wait()
         api.replies.clear()
+
+
+def test_a_pty_run_goes_through_the_shared_warm_server_with_the_tests_own_home(api, tmp_path):
+    """The suite's pty runs are warm (support/shared_server.py): if the hand-over quietly fell back to a cold
+    start, every such test would still pass and the suite would be ~2 s of CPU a run slower. The run's command
+    is a descendant of the shared server, not of the process the terminal started (the server is shared by every
+    test worker, so its count of runs served says nothing about this one)."""
+    from support.shared_server import warm_env
+    from support.warm import status
+
+    for attempt in range(2):  # a server can be replaced between the status and the run (an upgrade, here a
+        # test that touched the installed package): a second try; a hand-over that never works fails both
+        server = int(status(warm_env(dict(os.environ))).get("pid", 0))
+        api.script(answer(tool_use("bash", {"command": "exec sleep 61.7171"})), answer("Warm hello."))
+        child = spawn(api, tmp_path, "-p", "hi", "--yes")
+        command = eventually(lambda: process_running("sleep", "61.7171"), "the run's command starting")
+        lineage = [command]
+        while lineage[-1] > 1:
+            lineage.append(parent_of(lineage[-1]) or 1)
+        os.kill(command, signal.SIGKILL)
+        child.expect("Warm hello.")
+        assert finish(child) == 0
+        if server in lineage or attempt == 1:
+            break
+    assert server in lineage and child.pid not in lineage, (server, child.pid, lineage)
+    assert list((tmp_path / "mini-agent-home").rglob("*.jsonl")), "the session went to the test's own home"
