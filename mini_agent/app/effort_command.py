@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mini_agent.model.thinking import BUDGETS, plan
 from mini_agent.settings import EFFORT_LEVELS
 
 
@@ -36,6 +35,8 @@ def sent(agent, level: str) -> str:
     support = agent.provider.thinking_support()
     if getattr(agent.provider, "thinking", None) is not None and agent.provider.thinking.refused:
         return "nothing: the endpoint refused thinking earlier in this session"
+    from mini_agent.model.thinking import BUDGETS, plan
+
     chosen = plan(support, level, agent.output_limit())
     if not chosen.fields:
         return f"nothing ({support.why})"
@@ -46,4 +47,6 @@ def sent(agent, level: str) -> str:
 
 
 def budgets() -> str:
+    from mini_agent.model.thinking import BUDGETS
+
     return ", ".join(f"{level} {tokens:,}" for level, tokens in BUDGETS.items())

@@ -13,18 +13,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ImagesRejected, ProviderError
-from mini_agent.events import Emit, Notice, ReplyDiscarded, TextDelta, Thought
-from mini_agent.model.discovery import LOOKUP_TIMEOUT, Discovery, discover
-from mini_agent.model.endpoint_memory import EndpointMemory
 from mini_agent.model.endpoints import connect_advice, family_of
-from mini_agent.model.faults import EndpointAnswer, backoff, classify
-from mini_agent.model.replies import Reply, Request, reply_from
-from mini_agent.model.thinking import Support, Thinking, support_for
-from mini_agent.model.wellformed import call_ids
 from mini_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from mini_agent.events import Emit
+    from mini_agent.model.discovery import Discovery
+    from mini_agent.model.endpoint_memory import EndpointMemory
+    from mini_agent.model.replies import Reply, Request
+    from mini_agent.model.thinking import Support, Thinking
 
 DISCOVERY_WAIT = 8.0
 """Seconds the first turn waits for the endpoint to say its window (each lookup gives up after 5)."""
@@ -97,8 +97,17 @@ class AnthropicProvider:
         """Called on the requesting thread once per model request, as it goes out (the SDK has built it): the
         model's latency follows, idle time in which the caller may load what the reply will need (preload.py)."""
         self._announced = threading.local()
-        self.thinking = Thinking()
-        """What thinking the session sends, and what the endpoint refused of it (thinking.py)."""
+        self._thinking: Thinking | None = None
+
+    @property
+    def thinking(self) -> Thinking:
+        """What thinking the session sends, and what the endpoint refused of it (thinking.py): made on first
+        use, which is a request's or /effort's, never the start-up's."""
+        if self._thinking is None:
+            from mini_agent.model.thinking import Thinking
+
+            self._thinking = Thinking()
+        return self._thinking
 
     # ---- start-up ------------------------------------------------------------------------------------
 
@@ -124,6 +133,7 @@ class AnthropicProvider:
             self.client()
         except Exception:  # the main thread will meet the same error (a missing SDK, a bad URL) and report it
             pass
+        _load_the_request_path()
 
     def client(self) -> Any:
         with self._client_lock:
@@ -186,6 +196,8 @@ class AnthropicProvider:
             asking.start()
 
     def _discover(self, model: str, lookup: _Lookup) -> None:
+        from mini_agent.model.discovery import discover
+
         try:
             lookup.found = discover(self.family, model or None, self._fetch)
         except Exception:  # no answer is an answer: settings and defaults decide
@@ -209,6 +221,8 @@ class AnthropicProvider:
         key = self.settings.api_key or self.settings.auth_token
         headers = {"anthropic-version": "2023-06-01", **({"Authorization": f"Bearer {key}"} if key else {})}
         url = self.settings.base_url.rstrip("/") + path
+        from mini_agent.model.discovery import LOOKUP_TIMEOUT
+
         answer = self._http().request(method, url, json=body, headers=headers, timeout=LOOKUP_TIMEOUT)
         answer.raise_for_status()
         return answer.json()
@@ -229,7 +243,11 @@ class AnthropicProvider:
         lookup = self._lookups.get(self.settings.model)
         if lookup is not None and wait:
             lookup.done.wait(wait)
-        return (lookup.found if lookup is not None else None) or Discovery()
+        if lookup is not None and lookup.found is not None:
+            return lookup.found
+        from mini_agent.model.discovery import Discovery
+
+        return Discovery()
 
     def context_window(self, wait: float = 0.0) -> int | None:
         """The endpoint's context window if it said, else None."""
@@ -258,9 +276,15 @@ class AnthropicProvider:
         A sub-agent of its own model asks with it: what the endpoint said is said of the model in use."""
         model = model or self.settings.model
         said = self.discovery().capabilities if model == self.settings.model else None
+        from mini_agent.model.thinking import support_for
+
         return support_for(self.family, self.settings.base_url, model, said)
 
     def complete(self, request: Request, emit: Emit) -> Reply:
+        from mini_agent.events import Notice, ReplyDiscarded
+        from mini_agent.model.faults import backoff, classify
+        from mini_agent.model.wellformed import call_ids
+
         plain = request.body()
         body, headers = self.thinking.prepare(plain, self.thinking_support(request.model), request.effort)
         taken = frozenset(call_ids(request.messages))  # a reply's calls may not reuse the conversation's ids
@@ -299,19 +323,23 @@ class AnthropicProvider:
                 self._sleep(delay)
 
     def _stream(self, body: dict, emit: Emit, taken: frozenset[str]) -> Reply:
+        from mini_agent.model.reading import read_reply
+
         self._announced.done = False
         stream = self.client().messages.create(**body, stream=True)
         self._sent(None)  # an SDK on its own HTTP client: the answer has begun, the model's latency follows
         with stream:
-            return self._read(stream.response, stream.raw_events, emit, taken)
+            return read_reply(stream.response, stream.raw_events, emit, taken, self.family)
 
     def _create(self, body: dict, emit: Emit, taken: frozenset[str]) -> Reply:
         import anthropic
 
+        from mini_agent.model.reading import read_reply
+
         self._announced.done = False
         raw = self.client().messages.with_raw_response.create(**body)
         self._sent(None)
-        return self._read(raw.http_response, anthropic.Stream.raw_events, emit, taken)
+        return read_reply(raw.http_response, anthropic.Stream.raw_events, emit, taken, self.family)
 
     def _sent(self, request: Any) -> None:
         """`request`: the HTTP request about to go out (the shared client's hook), None after the SDK sent it."""
@@ -321,72 +349,14 @@ class AnthropicProvider:
             self._announced.done = True
             self.on_sent()
 
-    def _read(self, response: Any, raw_events: Callable[[Any], Any], emit: Emit, taken: frozenset[str]) -> Reply:
-        """A reply from whatever the endpoint sent: events (asked for or not) or a JSON body (an error some
-        gateways send with status 200, or a whole message where events were due)."""
-        if "json" in response.headers.get("content-type", "") or "event-stream" not in response.headers.get(
-            "content-type", "event-stream"
-        ):
-            return self._reply(_json_answer(response.read()), emit, taken)
-        from mini_agent.model.assembly import StreamAssembly
 
-        assembly = StreamAssembly()
-        # The SDK's own decoder splits the events; they are read raw rather than through the SDK's iterator,
-        # which drops a `data:` line without an event name, and that is where gateways put their errors.
-        for sse in raw_events(response):
-            event = _event(sse.event, sse.data)
-            if event is not None:
-                text = assembly.add(event)
-                for thought, redacted in assembly.take_thoughts():
-                    emit(Thought(thought, redacted))
-                if text:
-                    emit(TextDelta(text))
-        message, usage = assembly.message()
-        return reply_from(message, self.family, streamed_usage=usage or {}, taken=taken)
-
-    def _reply(self, answer: dict, emit: Emit, taken: frozenset[str]) -> Reply:
-        reply = reply_from(answer, self.family, taken=taken)
-        for block in reply.message["content"]:
-            if block.get("type") in ("thinking", "redacted_thinking"):
-                emit(Thought(str(block.get("thinking") or ""), block["type"] == "redacted_thinking"))
-            elif block.get("type") == "text":
-                emit(TextDelta(block["text"]))
-        return reply
-
-
-def _json_answer(content: bytes) -> dict:
-    """A whole message from a JSON body; an error body (even with status 200) becomes the endpoint's own words."""
-    try:
-        answer = json.loads(content)
-    except ValueError:
-        raise EndpointAnswer(None, f"a body that is not JSON: {content[:80]!r}") from None
-    if not isinstance(answer, dict):
-        raise EndpointAnswer(None, f"JSON that is not a message: {str(answer)[:80]}")
-    if answer.get("error") or answer.get("type") == "error":
-        raise EndpointAnswer(answer, None)
-    is_message = answer.get("type") == "message" or (answer.get("type") is None and answer.get("role") == "assistant")
-    if not is_message or not isinstance(answer.get("content"), list | None):
-        raise EndpointAnswer(None, f"JSON that is not a message: {str(answer)[:80]}")
-    return answer
-
-
-def _event(name: str | None, data: str) -> dict | None:
-    """One server-sent event as the JSON it carries; None for what carries no part of a reply (pings, `[DONE]`).
-
-    An `error` event, or an unnamed data line holding an error (a LiteLLM proxy with keep-alive pings answers
-    200 and then that), raises the endpoint's own error.
-    """
-    if name == "ping" or not data or data == "[DONE]":
-        return None
-    payload = json.loads(data)  # not JSON: a malformed reply, retried (faults.py)
-    if not isinstance(payload, dict):
-        raise EndpointAnswer(None, f"an event that is not an object: {data[:80]!r}")
-    if name == "error" or (name is None and "error" in payload):
-        raise EndpointAnswer(payload, None, in_stream=True)
-    if name is None:
-        return None
-    payload.setdefault("type", name)
-    return payload
+def _load_the_request_path() -> None:
+    """What a request needs besides the SDK (the retry policy, the reading of a reply, the events): loaded with
+    it on the warm-up thread, so that a REPL's first request, sent after its prompt, finds them loaded."""
+    import mini_agent.model.faults
+    import mini_agent.model.reading
+    import mini_agent.model.thinking
+    import mini_agent.model.wellformed  # noqa: F401
 
 
 def plural(count: int, noun: str) -> str:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from mini_agent.model.discovery import Discovery
+if TYPE_CHECKING:
+    from mini_agent.model.discovery import Discovery
 
 KEPT_FOR = 24 * 3600.0
 """Seconds an answer is used before the endpoint is asked again."""
@@ -105,6 +107,8 @@ def _discovery(entry: dict) -> Discovery | None:
         and all(isinstance(notice, str) for notice in notices)
     ):
         return None
+    from mini_agent.model.discovery import Discovery  # with the first remembered answer, not at start-up
+
     return Discovery(
         window=window,
         source=f"{source}, remembered" if source else None,

@@ -27,8 +27,9 @@ from mini_agent.events import (
 )
 from mini_agent.model.messages import text_of, tool_uses
 from mini_agent.ui.claude_shapes import api_message, stamp, user_record
+from mini_agent.ui.event_lines import attachment_lines, nested_line
 from mini_agent.ui.terminal_text import visible
-from mini_agent.ui.tool_line import ASCII, UNICODE, Glyphs, describe_call, key_argument, tool_line
+from mini_agent.ui.tool_line import ASCII, UNICODE, describe_call, key_argument, tool_line
 
 __all__ = ["describe_call"]  # where the approval view and the REPL have always found it
 
@@ -44,19 +45,6 @@ def denial_record(event: ToolDenied) -> dict:
         "tool_name": (event.tool.alias if event.tool is not None else None) or event.name,
         "tool_input": event.input,
     }
-
-
-def nested_line(event: SubAgentEvent, glyphs: Glyphs = UNICODE, nest: str = "  ⎿ ") -> str | None:
-    """A sub-agent's event as one compact line under its task call, or None: its words and requests stay off the
-    screen, only its tool calls (as the parent's are shown, without the glyph) and notices show."""
-    inner, who = event.event, f"[{event.name} {event.agent_id}] "
-    if isinstance(inner, ToolFinished):
-        shown = tool_line(inner, glyphs)
-        outcome = f"{glyphs.fail} {shown.note}" if shown.note else shown.outcome
-        return f"{nest}{who}{describe_call(inner.name, inner.input, inner.tool)} {outcome}"
-    if isinstance(inner, Notice):
-        return f"{nest}{who}! {inner.text}"
-    return None
 
 
 class ProgressRenderer:
@@ -194,12 +182,6 @@ def thinking_records(event: Event) -> list[dict]:
             record["redacted"] = redacted
             records.append({**record, "subagent": subagent} if subagent else record)
     return records
-
-
-def attachment_lines(event: ImagesAttached) -> list[str]:
-    """One line per image the user attached (`!` first when it could not be): still to pass `visible`, for a
-    file's name may hold escape sequences."""
-    return [f"! {image.line()}" if image.problem else image.line() for image in event.images]
 
 
 def stream_record(event: Event) -> dict | None:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mini_agent.context.call_lines import INTERRUPTED
-from mini_agent.events import ToolFinished
 from mini_agent.ui.terminal_text import visible
 
 if TYPE_CHECKING:
+    from mini_agent.events import ToolFinished
     from mini_agent.tools.base import Tool
 
 

@@ -110,7 +110,16 @@ PROMPT_DRIVER = textwrap.dedent(
     main()
     """
 )
-TURN_MACHINERY = ("mini_agent.context.injection", "mini_agent.context.images", "mini_agent.conversation", "anthropic")
+TURN_MACHINERY = (
+    "mini_agent.context.injection",
+    "mini_agent.context.images",
+    "mini_agent.conversation",
+    "anthropic",
+    "mini_agent.events",  # the renderer's events: a dozen dataclasses
+    "mini_agent.model.reading",
+    "mini_agent.model.replies",
+    "mini_agent.model.thinking",
+)
 """What a turn needs and the REPL loads behind its prompt, never before it: each one delays the prompt."""
 
 

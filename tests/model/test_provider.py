@@ -299,3 +299,33 @@ def test_the_sdk_is_imported_without_its_aiohttp_transport_and_http2():
     if installed != ["True", "True"]:
         pytest.skip("aiohttp or h2 is not installed here: nothing to leave out")
     assert loaded == ["False", "False"], ours.stderr
+
+
+def test_making_a_provider_loads_no_request_path_and_its_warm_up_loads_all_of_it(tmp_path):
+    """The REPL makes its provider before its first prompt, and warms it up behind that prompt: the modules a
+    request needs besides the SDK (reading a reply, the retry policy, the thinking plan, the events) load in the
+    warm-up, neither before the prompt nor after Enter. (A fresh interpreter, whose SDK import is made to fail:
+    the warm-up goes on to the rest as it does when the SDK's import fails for real.)"""
+    import subprocess
+    import sys
+
+    probe = f"""
+import sys
+from pathlib import Path
+from mini_agent.model import client
+from mini_agent.settings import Settings
+REQUEST_PATH = ("mini_agent.model.reading", "mini_agent.model.faults", "mini_agent.model.thinking",
+                "mini_agent.model.wellformed", "mini_agent.model.replies", "mini_agent.events")
+def no_sdk():
+    raise ImportError("no SDK in this probe")
+client.import_sdk = no_sdk
+settings = Settings(base_url="http://127.0.0.1:9", api_key="k", model="m", cwd=Path({str(tmp_path)!r}))
+provider = client.AnthropicProvider(settings)
+print(*(name in sys.modules for name in REQUEST_PATH))
+provider._import_sdk()
+print(*(name in sys.modules for name in REQUEST_PATH))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    made, warmed = done.stdout.splitlines()
+    assert made.split() == ["False"] * 6, done.stderr
+    assert warmed.split() == ["True"] * 6, done.stderr
