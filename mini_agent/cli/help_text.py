@@ -61,11 +61,9 @@ def cached(env) -> str | None:
 
 def render_and_cache(env) -> str:
     """Typer's help text, as `--help` prints it, stored for the next time (best effort)."""
-    import typer.main
+    from mini_agent.cli.main import command as built
 
-    from mini_agent.cli.main import app
-
-    command = typer.main.get_command(app)
+    command = built()
     with command.make_context("mini-agent", [], resilient_parsing=True) as context:
         text = command.get_help(context) + "\n"
     path = cache_file(env)

@@ -291,11 +291,24 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     argv = _optional_value(argv, "--resume", PICK)
     if "-p" in argv or "--print" in argv:
         argv = print_alone(argv, _root_options)
-    app(args=argv, prog_name="mini-agent", obj=environment)
+    # What `app(...)` does, less building the click command again (pretty exceptions are off: typer's
+    # excepthook would only hand over to the interpreter's).
+    command()(args=argv, prog_name="mini-agent", obj=environment)
+
+
+_COMMAND: list = []
+
+
+def command():
+    """The click command typer builds from `app`, built once per process (~10 ms): the warm server builds it
+    before it listens (serve/preload.py), so a worker parses its arguments at once."""
+    if not _COMMAND:
+        _COMMAND.append(typer.main.get_command(app))
+    return _COMMAND[0]
 
 
 def _root_options() -> set[str]:
-    return {name for param in typer.main.get_command(app).params for name in (*param.opts, *param.secondary_opts)}
+    return {name for param in command().params for name in (*param.opts, *param.secondary_opts)}
 
 
 def run_in_process(argv: list[str], environment: Environment) -> int:

@@ -1,5 +1,5 @@
-"""What the server loads before it listens: every module an invocation imports, the tokenizer and the shell
-parser. Only imports and loads that read nothing of the user's (no environment, no working directory, no key):
+"""What the server loads before it listens: every module an invocation imports, the tokenizer, the shell parser
+and typer's command. Only imports and loads that read nothing of the user's (no environment, no working directory, no key):
 each worker builds its settings, clients and caches itself, from the client's environment."""
 
 from __future__ import annotations
@@ -93,9 +93,11 @@ def _load(failed: list[str]) -> None:
         except Exception:
             failed.append(name)
     try:
+        from mini_agent.cli.main import command
         from mini_agent.context.tokens import TOKENIZER
         from mini_agent.safety.shell.grammar import parser
 
+        command()  # typer's click command, which a worker would build again for every invocation
         TOKENIZER.wait()
         parser()  # builds the grammar, which every thread's parser shares
     except Exception:

@@ -345,3 +345,20 @@ def test_a_failure_before_the_first_request_is_still_one_json_result(run_cli, ap
     record = json.loads(done.stdout)
     assert record["type"] == "result" and record["is_error"] and record["exit_code"] == 2 and said in record["error"]
     assert said in done.stderr.decode() and not api.message_requests
+
+
+def test_typers_command_is_built_once_per_process(run_cli, api, monkeypatch):
+    """Building the click command from the typer app costs ~10 ms: a `-p` run (which reads the root options
+    first) builds it once, and every later invocation in the process (a warm server's forked worker) reuses it."""
+    import typer.main
+
+    from mini_agent.cli import main as cli
+
+    built = []
+    build = typer.main.get_command
+    monkeypatch.setattr(cli, "_COMMAND", [])
+    monkeypatch.setattr(typer.main, "get_command", lambda app: built.append(app) or build(app))
+    api.script(answer("One."), answer("Two."))
+    assert run_cli(["-p", "first"], api).stdout.strip() == b"One."
+    assert run_cli(["-p", "second", "--output-format", "text"], api).stdout.strip() == b"Two."
+    assert built == [cli.app]
