@@ -2,7 +2,8 @@
 assembly of a streamed reply, what a failure means, and what the tokens cost.
 
     replies.py    Request, Reply, and a reply in any server's shape made fit for the transcript
-    client.py     the Provider protocol and AnthropicProvider (the official SDK)
+    client.py     the Provider protocol and AnthropicProvider (the official SDK); its warm-up loads the rest
+    reading.py    a reply from what the endpoint sent: server-sent events or a whole JSON body
     assembly.py   a reply rebuilt from stream events, gaps and all
     faults.py     a failure classified: retry, compact, or one clear line
     endpoints.py  presets (--provider) and endpoint families
