@@ -1,10 +1,15 @@
 """Time from launching the interactive REPL until its prompt is ready for typing, in a real pseudo-terminal.
 
-Also with --continue of a 200-message session, which must not delay the prompt either.
+Also with --continue of a 200-message session, which must not delay the prompt either; and, for reference, a
+bare interpreter importing the three libraries the prompt cannot be drawn without (prompt-toolkit, which draws
+it; typer, which reads the command line; rich, which prints the banner), run between the launches: the floor
+under the first row on this machine at that moment.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,6 +21,7 @@ CURSOR_QUERY = "\x1b[6n"
 PROMPT = "\x1b\\[\\?2004h[^\r\n]*›"
 """The prompt as prompt-toolkit draws it for input (bracketed paste on), not a `›` of --continue's recap."""
 SESSION_TURNS = 100
+LIBRARIES = "import prompt_toolkit.shortcuts, typer, rich.console"
 
 
 def prompt_rows(runs: int) -> list[Row]:
@@ -29,7 +35,8 @@ def prompt_rows(runs: int) -> list[Row]:
                 MINI_AGENT_HOME=str(base / "agent-home"),
                 TERM="xterm",
             )
-            fresh = _times(env, base / "project", [], runs)
+            floor: list[float] = []
+            fresh = _times(env, base / "project", [], runs, between=lambda: floor.append(_libraries(env, base)))
             _store_session(base / "agent-home", base / "project")
             resumed = _times(env, base / "project", ["--continue"], runs)
     except Exception as exc:
@@ -37,7 +44,14 @@ def prompt_rows(runs: int) -> list[Row]:
     return [
         _row("REPL prompt ready after launch", fresh),
         _row(f"REPL prompt ready with --continue ({SESSION_TURNS * 2}-message session)", resumed),
+        Row(f'`python -c "{LIBRARIES}"` (reference: the libraries alone)', seconds(median(floor[1:])), "—", None),
     ]
+
+
+def _libraries(env: dict[str, str], base: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", LIBRARIES], env=env, cwd=base, check=True, capture_output=True)
+    return time.perf_counter() - started
 
 
 def _row(name: str, times: list[float]) -> Row:
@@ -47,7 +61,8 @@ def _row(name: str, times: list[float]) -> Row:
     )
 
 
-def _times(env: dict[str, str], cwd: Path, args: list[str], runs: int) -> list[float]:
+def _times(env: dict[str, str], cwd: Path, args: list[str], runs: int, between=None) -> list[float]:
+    """`between`: called after each launch (the first, untimed one too), so that what it measures interleaves."""
     import pexpect
 
     times = []
@@ -64,6 +79,8 @@ def _times(env: dict[str, str], cwd: Path, args: list[str], runs: int) -> list[f
         child.sendcontrol("d")
         child.expect(pexpect.EOF)
         child.close()
+        if between is not None:
+            between()
     return times[1:]
 
 

@@ -1,6 +1,6 @@
 """What the server loads before it listens: every module an invocation imports, the tokenizer, the shell parser
-and typer's command. Only imports and loads that read nothing of the user's (no environment, no working directory, no key):
-each worker builds its settings, clients and caches itself, from the client's environment."""
+and typer's command. Only imports and loads that read nothing of the user's (no environment, no working
+directory, no key): each worker builds its settings, clients and caches itself, from the client's environment."""
 
 from __future__ import annotations
 
