@@ -43,6 +43,9 @@ def main() -> None:
         from mini_agent.warm.spawn import start_server
 
         start_server(after=os.getpid())
+    from mini_agent import gc_pause
+
+    gc_pause.pause()  # while the imports pile up objects that live as long as the process (gc_pause.py)
     from mini_agent.cli.main import main as run_here
     from mini_agent.process_end import run_and_exit
 

@@ -72,7 +72,11 @@ class Preload:
         self.done = threading.Event()
 
     def request_sent(self) -> None:
-        """A model request went out: the first starts the tools' part, any later one the rest."""
+        """A model request went out: the first starts the tools' part, any later one the rest. Start-up is over
+        then: the garbage collector, paused for it, runs again (gc_pause.py)."""
+        from mini_agent import gc_pause
+
+        gc_pause.resume()
         with self._lock:
             if self._thread is not None:
                 self._later_wanted.set()

@@ -38,3 +38,52 @@ def test_a_terminal_that_cannot_be_asked_is_no_terminal():
         raise OSError("bad file descriptor")
 
     assert not worth_a_server(["-p", "task"], {"CI": "true"}, broken)
+
+
+def test_the_collector_pauses_for_start_up_and_resumes_with_start_ups_objects_frozen():
+    import gc
+
+    from mini_agent import gc_pause
+
+    assert gc.isenabled() and not gc_pause.paused()
+    try:
+        gc_pause.pause()
+        assert not gc.isenabled() and gc_pause.paused()
+        made_while_paused = [[] for _ in range(100)]
+        gc_pause.resume()
+        assert gc.isenabled() and not gc_pause.paused()
+        assert gc.get_freeze_count() > 0
+        assert all(tracked is not made_while_paused for tracked in gc.get_objects()), "frozen: no collection walks it"
+        frozen = gc.get_freeze_count()
+        gc_pause.resume()  # a second resume (another thread's) changes nothing
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+def test_resuming_what_nothing_paused_does_nothing():
+    """Tests and the warm worker run the CLI without entry.py's pause: their collector is left as it is."""
+    import gc
+
+    from mini_agent import gc_pause
+
+    gc.unfreeze()
+    gc_pause.resume()
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+def test_the_repls_first_line_resumes_the_collector_even_when_it_asks_no_model(run_cli, api):
+    """A REPL used only for slash commands sends no request: its first line ends start-up all the same."""
+    import gc
+
+    from mini_agent import gc_pause
+
+    gc_pause.pause()
+    try:
+        assert run_cli([], api, typed=["/help"]).returncode == 0
+        assert gc.isenabled() and not gc_pause.paused()
+    finally:
+        gc_pause.resume()
+        gc.unfreeze()
+        gc.enable()

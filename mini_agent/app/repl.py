@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mini_agent import gc_pause
 from mini_agent.app.claude_names import instead
 from mini_agent.app.repl_commands import builtin_commands, escape, memory, unicode_console
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted
@@ -120,6 +121,7 @@ class Repl:
             except EOFError:
                 return ExitStatus.SUCCESS
             self._build.show_held()
+            gc_pause.resume()  # start-up is over once a line is in, whether or not it asks the model
             if line.strip() and self._handle(line):
                 return ExitStatus.SUCCESS
 

@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> None:
 
     gc.collect()
     gc.freeze()  # the preloaded objects stay in shared pages: no collection in a worker touches them
+    from mini_agent import gc_pause
+
+    gc_pause.resume()  # paused by the command's start (entry.py), like any start-up
     Server(directory, lock).serve()
 
 
