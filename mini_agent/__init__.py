@@ -13,7 +13,7 @@ tests/test_architecture.py holds the list and checks every import):
     mcp/ model/ hooks/ tools/ undo/   providers of tools and replies; events.py: what the core emits
     processes/  the one way to start, confine, watch and kill a child
     settings.py, safety/   the frozen settings; the policy primitives (shell classifier, sandbox, secrets)
-    files/ xmltext.py usage.py trust.py locations.py process_end.py errors.py   leaves
+    files/ xmltext.py usage.py trust.py locations.py process_end.py gc_pause.py errors.py   leaves
 
 This module holds the version only: importing it does no I/O and loads nothing.
 """
