@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from mini_agent import gc_pause
 from mini_agent.app.acp_prompt import turn_input
 from mini_agent.app.acp_updates import UpdateMapper
 from mini_agent.errors import StepLimitReached, TurnAborted
@@ -53,6 +54,7 @@ class AcpSession:
 
     def turn(self, blocks: list, interruptible: Callable[[object], Any]) -> str:
         """One prompt: the ACP stop reason. `interruptible(token)` is the window a cancel may interrupt."""
+        gc_pause.resume()  # start-up is over once the editor prompts, whether or not the turn asks the model
         given = turn_input(blocks)
         enter(self.settings.cwd)
         self.lifecycle.undo.begin_turn()
