@@ -3,10 +3,11 @@ assembly of a streamed reply, what a failure means, and what the tokens cost.
 
     replies.py    Request, Reply, and a reply in any server's shape made fit for the transcript
     client.py     the Provider protocol and AnthropicProvider (the official SDK); its warm-up loads the rest
+    sdk.py        the SDK imported without its aiohttp transport and HTTP/2; what a request needs besides it
     reading.py    a reply from what the endpoint sent: server-sent events or a whole JSON body
     assembly.py   a reply rebuilt from stream events, gaps and all
     faults.py     a failure classified: retry, compact, or one clear line
-    endpoints.py  presets (--provider) and endpoint families
+    endpoints.py  presets (--provider), endpoint families, whether anything answers at a URL
     discovery.py  the context window and default model an endpoint reports
     messages.py   helpers over message params (the API's own shapes), the moving cache breakpoint
     pricing.py    prices per model for /cost and the status line

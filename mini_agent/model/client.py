@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ImagesRejected, ProviderError
-from mini_agent.model.endpoints import connect_advice, family_of
+from mini_agent.model.endpoints import answers, connect_advice, family_of
+from mini_agent.model.sdk import import_sdk, load_request_path
 from mini_agent.settings import Settings
 
 if TYPE_CHECKING:
@@ -42,29 +43,6 @@ class Provider(Protocol):
     def use_model(self, model: str) -> None: ...
 
     def thinking_support(self, model: str | None = None) -> Support: ...
-
-
-AIOHTTP_TRANSPORT = "anthropic._vendor.httpx_aiohttp"
-"""The SDK's aiohttp transport, which it imports whenever aiohttp is installed (~0.2 s, a fifth of the SDK's
-own import); the agent uses the synchronous client only."""
-HTTP2 = "h2"
-"""The HTTP/2 library, which the SDK's HTTP stack (httpcore2) imports with its first client whenever it is
-installed (~0.1 s of a cold start); nothing of the agent's asks for HTTP/2, and without it the stack says so."""
-UNUSED = (AIOHTTP_TRANSPORT, HTTP2)
-
-
-def import_sdk() -> Any:
-    """The `anthropic` package, without its aiohttp transport and HTTP/2: a module set to None in `sys.modules`
-    is one the import system refuses, and the SDK and its HTTP stack fall back as they do where aiohttp and h2
-    are not installed. (Only before the SDK's stack is loaded: once loaded, it has what it imported.)"""
-    import sys
-
-    if "anthropic" not in sys.modules and "httpcore2" not in sys.modules:
-        for name in UNUSED:
-            sys.modules.setdefault(name, None)
-    import anthropic
-
-    return anthropic
 
 
 class _Lookup:
@@ -133,7 +111,7 @@ class AnthropicProvider:
             self.client()
         except Exception:  # the main thread will meet the same error (a missing SDK, a bad URL) and report it
             pass
-        _load_the_request_path()
+        load_request_path()
 
     def client(self) -> Any:
         with self._client_lock:
@@ -350,29 +328,5 @@ class AnthropicProvider:
             self.on_sent()
 
 
-def _load_the_request_path() -> None:
-    """What a request needs besides the SDK (the retry policy, the reading of a reply, the events): loaded with
-    it on the warm-up thread, so that a REPL's first request, sent after its prompt, finds them loaded."""
-    import mini_agent.model.faults
-    import mini_agent.model.reading
-    import mini_agent.model.thinking
-    import mini_agent.model.wellformed  # noqa: F401
-
-
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def answers(base_url: str, timeout: float = 1.0) -> bool:
-    """Whether anything accepts a connection at the URL's host and port (a local server that is not running
-    refuses at once)."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(base_url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
-            return True
-    except OSError:
-        return False

@@ -112,3 +112,18 @@ SERVER_NAMES = {
     "ollama": "Ollama",
     "lmstudio": "LM Studio's server",
 }
+
+
+def answers(base_url: str, timeout: float = 1.0) -> bool:
+    """Whether anything accepts a connection at the URL's host and port (a local server that is not running
+    refuses at once)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+            return True
+    except OSError:
+        return False

@@ -84,7 +84,7 @@ def _load(failed: list[str]) -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # this thread (and those it starts) only
     except (OSError, AttributeError):
         pass  # not Linux: the load runs at the server's priority, as before
-    from mini_agent.model.client import import_sdk
+    from mini_agent.model.sdk import import_sdk
 
     import_sdk()  # first, as a run imports it: without the aiohttp transport the agent never uses
     for name in modules():

@@ -291,7 +291,7 @@ def test_the_sdk_is_imported_without_its_aiohttp_transport_and_http2():
     # as refused in this process's sys.modules, where find_spec then finds nothing.
     probe = (
         "import importlib.util, sys; installed = [importlib.util.find_spec(m) is not None for m in ('aiohttp', 'h2')]; "
-        "from mini_agent.model.client import import_sdk; import_sdk().Anthropic; import httpx2; httpx2.Client(); "
+        "from mini_agent.model.sdk import import_sdk; import_sdk().Anthropic; import httpx2; httpx2.Client(); "
         "print(*installed, *(sys.modules.get(m) is not None for m in ('aiohttp', 'h2')))"
     )
     ours = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
