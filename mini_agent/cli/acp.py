@@ -4,8 +4,6 @@ The flags before `acp` (`--model`, `--permission-mode`, `--allow`, `--max-steps`
 the editor opens; each session's settings are read for its own directory (its project's config included).
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer

@@ -1,7 +1,5 @@
 """The subcommands that show rather than run: permissions, check-command, config, sandbox (and sandbox run)."""
 
-from __future__ import annotations
-
 import typer
 
 from mini_agent.cli.common import environment_of, fail, resolved_from, settings_or_exit

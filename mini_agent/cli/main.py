@@ -5,8 +5,6 @@ package's metadata, `--help` only typer, and a run starts importing the model SD
 anything else so that import overlaps the rest of start-up.
 """
 
-from __future__ import annotations
-
 import sys
 
 import typer

@@ -1,8 +1,6 @@
 """`mini-agent mcp list|get|add|add-json|remove`: the configured MCP servers, for people and scripts. Claude Code's
 forms work too: `mcp add --transport http|sse NAME URL`, `--scope local`, `mcp add-json NAME '{...}'`."""
 
-from __future__ import annotations
-
 import json
 
 import typer

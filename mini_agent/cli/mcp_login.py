@@ -1,8 +1,6 @@
 """`mini-agent mcp login NAME` and `mini-agent mcp logout NAME`: OAuth for remote MCP servers (mcp/oauth*.py).
 The authorization URL comes from the remote server, so it is shown through the terminal sanitiser."""
 
-from __future__ import annotations
-
 import sys
 
 import typer

@@ -1,7 +1,5 @@
 """`mini-agent server status|start|stop`: the warm server, from the command line."""
 
-from __future__ import annotations
-
 import sys
 
 import typer

@@ -1,7 +1,5 @@
 """`mini-agent undo`: undo a stored session's last turns without starting a session (app/undo_command.py)."""
 
-from __future__ import annotations
-
 import typer
 
 from mini_agent.cli.common import environment_of, fail, settings_or_exit
