@@ -9,6 +9,7 @@ assembly of a streamed reply, what a failure means, and what the tokens cost.
     faults.py     a failure classified: retry, compact, or one clear line
     endpoints.py  presets (--provider), endpoint families, whether anything answers at a URL
     discovery.py  the context window and default model an endpoint reports
+    lookups.py    those answers per model: asked once, on a thread of their own, or remembered (endpoint_memory.py)
     messages.py   helpers over message params (the API's own shapes), the moving cache breakpoint
     pricing.py    prices per model for /cost and the status line
     thinking.py   which model takes which thinking, what an effort level sends, what a refusal changes

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mini_agent.errors import ContextOverflow, ImagesRejected, ProviderError
 from mini_agent.model.endpoints import answers, connect_advice, family_of
+from mini_agent.model.lookups import EndpointLookups
 from mini_agent.model.sdk import import_sdk, load_request_path
 from mini_agent.settings import Settings
 
@@ -45,14 +46,6 @@ class Provider(Protocol):
     def thinking_support(self, model: str | None = None) -> Support: ...
 
 
-class _Lookup:
-    """One question to the endpoint about one model: done once answered (or not)."""
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.found: Discovery | None = None
-
-
 class AnthropicProvider:
     """Messages API over the official SDK: streaming, one retry policy, clear one-line failures."""
 
@@ -60,16 +53,15 @@ class AnthropicProvider:
         self, settings: Settings, sleep: Callable[[float], None] = time.sleep, memory: EndpointMemory | None = None
     ) -> None:
         self.settings = settings
-        self._memory = memory
-        """What remote endpoints said in earlier runs (endpoint_memory.py); None: ask every run."""
         self.family = family_of(settings.base_url, settings.provider)
         self._sleep = sleep
         self._client: Any = None
         self._client_lock = threading.Lock()
         self._http_client: Any = None
         self._http_lock = threading.Lock()
-        self._lookups: dict[str, _Lookup] = {}
-        """What the endpoint said, per model asked about (its window is the model's): asked once per model."""
+        self._lookups = EndpointLookups(self.family, self._fetch, memory)
+        """What the endpoint said, per model asked about (its window is the model's); `memory`: what remote
+        endpoints said in earlier runs (endpoint_memory.py), None to ask every run."""
         self._warming = False
         self.on_sent: Callable[[], None] | None = None
         """Called on the requesting thread once per model request, as it goes out (the SDK has built it): the
@@ -158,32 +150,8 @@ class AnthropicProvider:
             return self._http_client
 
     def _look_up(self) -> None:
-        """Ask the endpoint about the model in use, on a thread of its own, unless it was asked already. Under
-        the client lock."""
-        model = self.settings.model
-        if model not in self._lookups:
-            lookup = self._lookups[model] = _Lookup()
-            remembered = self._memory.recall(self.settings.base_url, model or None) if self._memory else None
-            if remembered is not None:
-                lookup.found = remembered
-                lookup.done.set()
-                return
-            asking = threading.Thread(
-                target=self._discover, args=(model, lookup), name="provider-discovery", daemon=True
-            )
-            asking.start()
-
-    def _discover(self, model: str, lookup: _Lookup) -> None:
-        from mini_agent.model.discovery import discover
-
-        try:
-            lookup.found = discover(self.family, model or None, self._fetch)
-        except Exception:  # no answer is an answer: settings and defaults decide
-            pass
-        finally:
-            lookup.done.set()
-        if lookup.found is not None and self._memory is not None:
-            self._memory.keep(self.settings.base_url, model or None, lookup.found)
+        """Ask the endpoint about the model in use (lookups.py), unless it was asked already. Under the client lock."""
+        self._lookups.ask(self.settings.base_url, self.settings.model)
 
     def use_model(self, model: str) -> None:
         """Requests name `model` from now on, and what the endpoint says is what it says of that model: once
@@ -218,14 +186,7 @@ class AnthropicProvider:
 
     def discovery(self, wait: float = 0.0) -> Discovery:
         """What the endpoint said about itself; `wait` seconds for the lookup if warm_up started it."""
-        lookup = self._lookups.get(self.settings.model)
-        if lookup is not None and wait:
-            lookup.done.wait(wait)
-        if lookup is not None and lookup.found is not None:
-            return lookup.found
-        from mini_agent.model.discovery import Discovery
-
-        return Discovery()
+        return self._lookups.said(self.settings.model, wait)
 
     def context_window(self, wait: float = 0.0) -> int | None:
         """The endpoint's context window if it said, else None."""
@@ -244,7 +205,7 @@ class AnthropicProvider:
                 "Name one with --model or ANTHROPIC_MODEL."
             )
         with self._client_lock:  # the lookup without a model told the window of the first: the one served
-            self._lookups.setdefault(models[0], self._lookups[self.settings.model])
+            self._lookups.same_answer(models[0], as_for=self.settings.model)
         return models[0]
 
     # ---- requests ------------------------------------------------------------------------------------
