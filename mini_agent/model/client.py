@@ -76,7 +76,9 @@ class AnthropicProvider:
         if self._thinking is None:
             from mini_agent.model.thinking import Thinking
 
-            self._thinking = Thinking()
+            with self._client_lock:  # sub-agents' threads ask too: one Thinking, whose refusals all of them see
+                if self._thinking is None:
+                    self._thinking = Thinking()
         return self._thinking
 
     # ---- start-up ------------------------------------------------------------------------------------
@@ -164,11 +166,11 @@ class AnthropicProvider:
     def _fetch(self, method: str, path: str, body: dict | None) -> Any:
         """JSON from a path under the base URL (`.../anthropic/v1/models`, as the SDK joins them), with the
         headers the SDK sends: the key as a bearer token, and the API version Anthropic's endpoint wants."""
+        from mini_agent.model.discovery import LOOKUP_TIMEOUT
+
         key = self.settings.api_key or self.settings.auth_token
         headers = {"anthropic-version": "2023-06-01", **({"Authorization": f"Bearer {key}"} if key else {})}
         url = self.settings.base_url.rstrip("/") + path
-        from mini_agent.model.discovery import LOOKUP_TIMEOUT
-
         answer = self._http().request(method, url, json=body, headers=headers, timeout=LOOKUP_TIMEOUT)
         answer.raise_for_status()
         return answer.json()

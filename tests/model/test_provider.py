@@ -329,3 +329,30 @@ print(*(name in sys.modules for name in REQUEST_PATH))
     made, warmed = done.stdout.splitlines()
     assert made.split() == ["False"] * 6, done.stderr
     assert warmed.split() == ["True"] * 6, done.stderr
+
+
+def test_threads_asking_for_the_thinking_state_first_share_one(api, settings_for, monkeypatch):
+    """Made on first use (not at start-up); sub-agents' threads may be first together, and a refusal the endpoint
+    made must be seen by every request after it: one Thinking, never two."""
+    import threading
+    import time
+
+    from mini_agent.model import thinking
+
+    made = []
+
+    class Slow(thinking.Thinking):
+        def __init__(self) -> None:
+            made.append(self)
+            time.sleep(0.05)  # widens the window two unguarded threads would both enter
+            super().__init__()
+
+    monkeypatch.setattr(thinking, "Thinking", Slow)
+    provider, _ = provider_for(api, settings_for)
+    seen = []
+    threads = [threading.Thread(target=lambda: seen.append(provider.thinking)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 1 and all(state is made[0] for state in seen)
