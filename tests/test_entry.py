@@ -73,6 +73,25 @@ def test_resuming_what_nothing_paused_does_nothing():
     assert gc.get_freeze_count() == 0 and gc.isenabled()
 
 
+def test_a_held_collector_is_off_for_the_block_and_as_it_was_after_it():
+    import gc
+
+    from mini_agent import gc_pause
+
+    with pytest.raises(KeyError):
+        with gc_pause.held():
+            assert not gc.isenabled()
+            raise KeyError("the block fails")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_pause.held():
+            assert not gc.isenabled()
+        assert not gc.isenabled(), "off before: left off"
+    finally:
+        gc.enable()
+
+
 def test_the_repls_first_line_resumes_the_collector_even_when_it_asks_no_model(run_cli, api):
     """A REPL used only for slash commands sends no request: its first line ends start-up all the same."""
     import gc

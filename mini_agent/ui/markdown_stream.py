@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mini_agent import gc_pause
 from mini_agent.ui.markdown_blocks import BlockSplitter
 from mini_agent.ui.terminal_text import visible
 
@@ -149,7 +150,10 @@ class MarkdownStream:
         """`source` as Markdown lines without blank lines around them, after the one blank line that separates
         them from what is already printed: the same spacing whether blocks are committed together or apart.
         Never two blank lines in a row (rich puts one around a table's edges besides the one between blocks)."""
-        document = markdown(source, budget)
+        with gc_pause.held():  # a burst of short-lived tokens and segments (gc_pause.py)
+            return self._laid_out(markdown(source, budget))
+
+    def _laid_out(self, document) -> list[list]:
         if not self.console.encoding.startswith("utf"):
             document = Encodable(document)
         lines = self.console.render_lines(document, self.console.options, pad=False)

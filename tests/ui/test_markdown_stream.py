@@ -322,3 +322,24 @@ def test_never_two_blank_lines_in_a_row(cuts):
     shown = screen(out.getvalue())[:-1]  # the last is the fresh line the cursor waits on
     assert all(shown[i] or shown[i + 1] for i in range(len(shown) - 1)), shown
     assert "Intro." in shown and " a  b" in shown and "End" in shown
+
+
+def test_blocks_render_with_the_collector_paused_and_leave_it_as_it_was(monkeypatch):
+    """Rendering is a burst of short-lived tokens and segments: collections during it only re-walk the tokens still
+    in use (gc_pause.held). Every rendering, committed or live, runs with the collector off; it is on after."""
+    import gc
+
+    console, _ = terminal()
+    collector_on_while_rendering: list[bool] = []
+    render_lines = console.render_lines
+
+    def spied(renderable, *args, **kwargs):
+        if type(renderable).__name__ == "StreamedMarkdown":  # not the live region's own layout of those lines
+            collector_on_while_rendering.append(gc.isenabled())
+        return render_lines(renderable, *args, **kwargs)
+
+    monkeypatch.setattr(console, "render_lines", spied)
+    assert gc.isenabled()
+    stream(DOC, chunks(DOC, 40), console)
+    assert collector_on_while_rendering and not any(collector_on_while_rendering)
+    assert gc.isenabled()
