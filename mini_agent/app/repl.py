@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from mini_agent import gc_pause
 from mini_agent.app.claude_names import instead
 from mini_agent.app.repl_commands import builtin_commands, escape, memory, unicode_console
+from mini_agent.app.resumed_notice import ResumedNotice
 from mini_agent.errors import ExitStatus, MiniAgentError, TurnAborted
 from mini_agent.settings import Settings
 
@@ -40,6 +41,12 @@ class Repl:
         def build_agent(emit) -> Agent:
             from mini_agent.ui.confirm import ask_on_terminal  # with the permission gate: part of the build
 
+            try:
+                self.sessions.open()  # --continue's session, read behind the prompt (see ResumedNotice)
+            except BaseException as exc:
+                self.resumed.read(exc)
+                raise
+            self.resumed.read()
             ask = ask_on_terminal(TrackedStream(sys.stderr, self.lines))
 
             def confirm(request):
@@ -48,7 +55,10 @@ class Repl:
 
             return build(emit, confirm)  # with its session and undo (app/build.py)
 
-        self.sessions.open()  # a resumed session's notice goes with the first prompt, before the agent exists
+        self.resumed = ResumedNotice(lambda: self.sessions.notice, self._show_notice)
+        if sessions.resume_target:
+            sessions.open()  # a session named by id is looked up first: a wrong id stops here, before any prompt
+            self.resumed.read()
         self._build = AgentBuild(build_agent, self.renderer)
         from mini_agent.ui.repl_input import ModeSwitch
 
@@ -85,6 +95,7 @@ class Repl:
         completer = ReplCompleter(lambda: self.commands.names() + self.custom.names() + self._prompt_names(), self._cwd)
         bindings = key_bindings(self.modes, self.renderer.show_thinking)
         session = prompt_session(self.settings.data_dir / "history", completer, bindings)
+        self.resumed.above(session)
         self._banner()
         behind: list[threading.Thread] = []
 
@@ -104,6 +115,7 @@ class Repl:
             if first is not None and first.strip():
                 behind.append(threading.current_thread())  # no prompt to draw first: at once, here
                 build_then_warm_up()
+                self.resumed.show()
                 session.history.append_string(first)  # Up recalls it, as if typed
                 if self._handle(first):
                     return ExitStatus.SUCCESS
@@ -120,6 +132,8 @@ class Repl:
                 continue
             except EOFError:
                 return ExitStatus.SUCCESS
+            self._build.start()  # (started by the first draw, unless the line came before it)
+            self.resumed.show()  # unless shown above the prompt already
             self._build.show_held()
             gc_pause.resume()  # start-up is over once a line is in, whether or not it asks the model
             if line.strip() and self._handle(line):
@@ -156,13 +170,15 @@ class Repl:
         return shutil.get_terminal_size().columns
 
     def _banner(self) -> None:
-        resumed = self.sessions.notice
         self.console.print(
             f"[bold]mini-agent[/] · {escape(self.settings.model)} · mode {self.mode} · /help for commands · "
             "Ctrl-D to exit"
         )
-        if resumed:
-            self.console.print(f"[dim]{escape(resumed)}[/]")
+        if self.sessions.resume_target:
+            self.resumed.show()  # read already: with the banner
+
+    def _show_notice(self, notice: str) -> None:
+        self.console.print(f"[dim]{escape(notice)}[/]")
 
     def _echo(self, line: str) -> None:
         """What the user sent, back in the scrollback in bold behind a cyan marker, a blank line above it (after

@@ -158,16 +158,20 @@ def test_the_repls_first_prompt_comes_before_the_turn_machinery_loads(tmp_path):
     assert not _modules_at_the_prompt(tmp_path) & set(TURN_MACHINERY)
 
 
-def test_continue_loads_the_session_before_its_prompt_and_the_tools_after_it(run_cli, api, tmp_path):
-    """--continue shows a recap of the session before the prompt: the session's load comes first, not the tools
-    (their registry) or the resume into an agent, which the build behind the prompt does."""
+def test_continue_reads_its_session_behind_the_prompt_and_a_named_one_before_it(run_cli, api, tmp_path):
+    """--continue's session is read behind the prompt, with the agent's build (its notice is printed above the
+    prompt then: app/resumed_notice.py); a session named with --resume is read before it, as a wrong id stops the
+    start there. Neither loads the tools or the resume into an agent before the prompt."""
     api.script(answer("Earlier answer."))
-    assert run_cli(["-p", "an earlier question"], api).returncode == 0
-    modules = _modules_at_the_prompt(tmp_path, "--continue", home=tmp_path / "mini-agent-home")
-    assert "mini_agent.sessions.store" in modules, "the session was loaded for its recap"
-    assert not modules & {"mini_agent.tools", "mini_agent.sessions.resume", *TURN_MACHINERY} - {
-        "mini_agent.conversation"  # the loaded session is one
-    }
+    done = run_cli(["-p", "an earlier question", "--output-format", "json"], api)
+    assert done.returncode == 0
+    home = tmp_path / "mini-agent-home"
+    behind = {"mini_agent.tools", "mini_agent.sessions.resume", *TURN_MACHINERY}
+    continued = _modules_at_the_prompt(tmp_path, "--continue", home=home)
+    assert not continued & {"mini_agent.sessions", *behind}
+    named = _modules_at_the_prompt(tmp_path, "--resume", json.loads(done.stdout)["session_id"], home=home)
+    assert "mini_agent.sessions.store" in named, "the named session was read for its notice"
+    assert not named & behind - {"mini_agent.conversation"}  # the loaded session is one
 
 
 def test_commands_that_never_talk_to_a_model_load_none_of_it(tmp_path):
