@@ -96,6 +96,8 @@ class Snapshots:
 
     def deltas(self, before: str, after: str, *, covered_only: bool = True) -> list[Delta]:
         """The paths that differ between two snapshots with both entries; covered_only drops left-out paths."""
+        if before == after:  # a turn that changed nothing ends on the snapshot it began with (`_take`)
+            return []
         raw = self.git.run("diff-tree", "-r", "-z", "--no-renames", before, after)
         deltas = parse_raw_diff(raw)
         if not covered_only:
@@ -106,15 +108,21 @@ class Snapshots:
     def skipped_in(self, commit: str) -> tuple[Skipped, ...]:
         """The paths a snapshot left out, read back from its commit message."""
         if commit not in self._skipped_by_commit:
-            listed = self._record(commit).get("skipped", [])
-            self._skipped_by_commit[commit] = tuple(Skipped(*fields) for fields in listed)
+            self._read_record(commit)
         return self._skipped_by_commit[commit]
 
     def modes_in(self, commit: str) -> Modes | None:
         """The permission bits a snapshot recorded; None for one taken before they were recorded."""
         if commit not in self._modes_by_commit:
-            self._modes_by_commit[commit] = Modes.from_json(self._record(commit).get("modes"))
+            self._read_record(commit)
         return self._modes_by_commit[commit]
+
+    def _read_record(self, commit: str) -> None:
+        """Both halves of a snapshot's record from one read of its commit (a git process)."""
+        record = self._record(commit)
+        modes = Modes.from_json(record.get("modes"))
+        self._skipped_by_commit[commit] = tuple(Skipped(*fields) for fields in record.get("skipped", []))
+        self._modes_by_commit[commit] = modes
 
     def mode_changes(self, before: str, after: str) -> list[tuple[bytes, int, int]]:
         """(path, mode before, mode after) for files whose permission bits alone changed between two snapshots."""
@@ -183,8 +191,13 @@ class Snapshots:
             for chunk in everything:
                 looked_at.update(filter(None, chunk.split(b"\0")))
             seen.update(self._lstat(sorted(looked_at - set(listed))))
-            modes = modes.update(seen, began) if modes is not None else Modes.first(seen, began)
+            base_modes, modes = modes, modes.update(seen, began) if modes is not None else Modes.first(seen, began)
             skipped += self._ignored(ignored)
+            if not add and not remove and base != ZERO_OID and modes == base_modes:
+                if tuple(skipped) == self.skipped_in(base):
+                    # The tree, the modes and what is left out are as the store's last snapshot has them (its index
+                    # is the one just listed against): that snapshot is this one, without three more git runs.
+                    return base, tuple(skipped)
             if remove:
                 # --index-info, because `update-index --remove` refuses a tracked file that became a directory.
                 removals = b"".join(b"0 " + ZERO_OID.encode() + b"\t" + path + b"\0" for path in remove)

@@ -257,6 +257,28 @@ def test_a_turn_without_write_tools_takes_no_snapshot(project, tmp_path):
     assert stack.checkpoints == ()
 
 
+def test_a_snapshot_of_an_unchanged_tree_is_the_last_one_and_every_kind_of_change_makes_a_new_one(project, snapshots):
+    """Nothing changed since the last snapshot: that snapshot is this one (no new commit, three git runs fewer in
+    the turn's gap), and a turn that changed nothing compares equal without git. Each kind of change still counts:
+    content, a new file, a chmod alone, an ignored file (what a snapshot leaves out is part of its record)."""
+    first = snapshots.take()
+    ran: list[str] = []
+    run = snapshots.git.run
+    snapshots.git.run = lambda *args, **kwargs: ran.append(args[0]) or run(*args, **kwargs)
+    assert first is not None and snapshots.take() == first
+    assert snapshots.changes(first, first) == []
+    assert ran == [], "no tree written, no commit made, no diff"
+    taken = [first]
+    for change in ("echo x >> a.py", "echo new > new.txt", "chmod 600 run.sh", "echo more >> server.log"):
+        bash(project, change)
+        commit = snapshots.take()
+        assert commit is not None and commit not in taken, change
+        assert snapshots.take() == commit, change
+        taken.append(commit)
+    assert [c.path for c in snapshots.changes(first, taken[2])] == ["a.py", "new.txt"]
+    assert snapshots.mode_changes(taken[2], taken[3]) == [(b"run.sh", 0o644, 0o600)]
+
+
 def test_a_failing_snapshot_does_not_raise_and_makes_the_turn_unrecorded(tmp_path):
     snapshots = Snapshots(tmp_path / "missing", tmp_path / "store.git")
     assert snapshots.take() is None
