@@ -66,7 +66,8 @@ class UndoStack:
     def prepare(self) -> None:
         """Snapshot the tree now, for nothing but speed: the store made and its index filled while the model
         thinks (step_preload.py), so that the first write or exec tool's before-snapshot only looks at what
-        changed since. A turn's checkpoints never use this snapshot; a failed one is tried again there."""
+        changed since. A turn's checkpoints never rely on it: their before-snapshot is taken at the first change (the
+        same commit when nothing changed since: snapshots.py); a failed one is tried again there."""
         if not self._changing:
             self.snapshots.take()
 
