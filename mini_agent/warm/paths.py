@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: this runs in every warm invocation
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PRIVATE = 0o700
 

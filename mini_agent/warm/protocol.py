@@ -3,14 +3,21 @@
 The first frame of an invocation carries the client's stdin, stdout and stderr as SCM_RIGHTS. `marshal` is
 built into the interpreter (no import cost) and both ends are the same user's unconfined processes of the same
 Python, which each end checks (`untrusted`) before it reads or sends a byte.
+
+The client's side of this module runs in every warm invocation before anything else, so it uses the C modules
+under `socket` (`_socket`; descriptors packed with `struct`, as `socket.send_fds` does with `array`): `socket`
+itself imports `enum`, `selectors` and `collections`, ~9 ms of a warm REPL's ~90 ms. The server's sockets are
+`socket.socket`s, which are `_socket.socket`s.
 """
 
 from __future__ import annotations
 
+import _socket
 import marshal
 import os
-import socket
 import struct
+
+FD_SIZE = struct.calcsize("i")
 
 HEADER = 4
 MAX_FRAME = 16 * 1024 * 1024
@@ -22,19 +29,31 @@ def encode(message: dict) -> bytes:
     return len(body).to_bytes(HEADER, "big") + body
 
 
-def send(sock: socket.socket, message: dict, fds: list[int] | None = None) -> None:
+def send(sock: _socket.socket, message: dict, fds: list[int] | None = None) -> None:
     data = encode(message)
     if fds:
-        sent = socket.send_fds(sock, [data], fds)
+        rights = struct.pack(f"{len(fds)}i", *fds)
+        sent = sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         data = data[sent:]
     if data:
         sock.sendall(data)
 
 
+def recv_fds(sock: _socket.socket, size: int, most: int) -> tuple[bytes, list[int]]:
+    """Up to `size` bytes, and the descriptors that came with them (at most `most`), as `socket.recv_fds`."""
+    chunk, ancillary, _flags, _address = sock.recvmsg(size, _socket.CMSG_LEN(most * FD_SIZE))
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            count = len(data) // FD_SIZE
+            fds.extend(struct.unpack(f"{count}i", data[: count * FD_SIZE]))
+    return chunk, fds
+
+
 class Reader:
     """Frames from a stream socket, the file descriptors that came with them kept aside."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: _socket.socket) -> None:
         self.sock = sock
         self.buffer = b""
         self.fds: list[int] = []
@@ -46,7 +65,7 @@ class Reader:
             if message is not None:
                 return message
             if with_fds:
-                chunk, fds, _flags, _address = socket.recv_fds(self.sock, 65536, 8)
+                chunk, fds = recv_fds(self.sock, 65536, 8)
                 self.fds.extend(fds)
             else:
                 chunk = self.sock.recv(65536)
@@ -78,14 +97,14 @@ class Reader:
         self.fds = []
 
 
-def untrusted(sock: socket.socket) -> str | None:
+def untrusted(sock: _socket.socket) -> str | None:
     """Why the process at the other end must not be dealt with, or None for one of this user's own, unconfined.
 
     Another user's process gets nothing. Nor does a sandboxed one of ours: a command the agent runs could
     otherwise ask the server for a run outside its sandbox, or plant a listener where the sandbox cannot hide
     the directory (Landlock, in /tmp) and be handed the next invocation's environment and terminal.
     """
-    option = getattr(socket, "SO_PEERCRED", None)
+    option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return "the platform cannot tell who is at the other end"
     pid, uid, _gid = peer(sock)
@@ -96,9 +115,9 @@ def untrusted(sock: socket.socket) -> str | None:
     return None
 
 
-def peer(sock: socket.socket) -> tuple[int, int, int]:
+def peer(sock: _socket.socket) -> tuple[int, int, int]:
     """The pid (0 when it lives in a PID namespace this process cannot see), uid and gid at the other end."""
-    return struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return struct.unpack("3i", sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i")))
 
 
 NAMESPACES = ("net", "mnt", "pid", "user", "uts", "ipc", "cgroup")
