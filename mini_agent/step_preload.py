@@ -64,7 +64,7 @@ class Preload:
     def __init__(self, for_tools=FOR_TOOLS, later=LATER) -> None:
         self._for_tools, self._later = for_tools, later
         self._also: list[Callable[[], None]] = []
-        """Parts a session adds for its own tools (the undo store's first snapshot), run after the others."""
+        """Parts a session adds (the undo store's first snapshot), run after the tools' part; nothing waits here."""
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._later_wanted = threading.Event()
@@ -84,9 +84,10 @@ class Preload:
             self._thread = threading.Thread(target=self._run, name="preload", daemon=True)
         self._thread.start()
 
-    def also_for_tools(self, part: Callable[[], None]) -> None:
-        """Run `part` with what tools need, when the first request goes out (never, if that has gone already:
-        the part only saves time, nothing may depend on it)."""
+    def also(self, part: Callable[[], None]) -> None:
+        """Run `part` after what tools need, when the first request goes out (never, if that has gone already:
+        the part only saves time, nothing may depend on it). Tool calls do not wait for it: what needs its work
+        waits on its own terms (the undo store's first snapshot: UndoStack's lock)."""
         with self._lock:
             if self._thread is None:
                 self._also.append(part)
@@ -98,9 +99,10 @@ class Preload:
 
     def _run(self) -> None:
         try:
-            self._each((*self._for_tools, *self._also))
+            self._each(self._for_tools)
         finally:
             self.tools_ready.set()
+        self._each(tuple(self._also))
         self._later_wanted.wait()
         try:
             self._each(self._later)

@@ -272,7 +272,7 @@ class SessionLifecycle:
         first = isinstance(self.undo, _NoUndo)
         self.undo = UndoStack(project_snapshots(self.settings.data_dir, Path(self.settings.cwd)), checkpoints)
         if first:  # the first snapshot of a project (a new store: ~10 git processes) is taken during the first
-            PRELOAD.also_for_tools(lambda: self.undo.prepare())  # request, not in the first tool call's gap
+            PRELOAD.also(lambda: self.undo.prepare())  # request, not in the first write or exec call's gap
 
     def before_change(self) -> None:
         """The agent's `before_change` (given it when built): the snapshot of the undo stack of the session in

@@ -12,6 +12,7 @@ from the reflog of refs/mini-agent/snapshots.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -58,6 +59,9 @@ class UndoStack:
         self._before: str | None = None
         self._undone = 0
         """Turns undone so far, so that "nothing to undo" after undoing them all says so."""
+        self._snapshotting = threading.Lock()
+        """`prepare` runs on the preload's thread while tool calls go on: a before-snapshot or an undo waits for it
+        rather than snapshot the same tree beside it (after it, the before-snapshot finds it unchanged: cheap)."""
 
     @property
     def checkpoints(self) -> tuple[Checkpoint | Unrecorded, ...]:
@@ -67,9 +71,10 @@ class UndoStack:
         """Snapshot the tree now, for nothing but speed: the store made and its index filled while the model
         thinks (step_preload.py), so that the first write or exec tool's before-snapshot only looks at what
         changed since. A turn's checkpoints never rely on it: their before-snapshot is taken at the first change (the
-        same commit when nothing changed since: snapshots.py); a failed one is tried again there."""
-        if not self._changing:
-            self.snapshots.take()
+        same commit when nothing changed since: snapshots.py); a failed one is tried again there. From any thread."""
+        with self._snapshotting:
+            if not self._changing:
+                self.snapshots.take()
 
     def begin_turn(self) -> None:
         self._changing = False
@@ -78,11 +83,12 @@ class UndoStack:
     def before_change(self) -> str | None:
         """Take the turn's before-snapshot, once; call it before every write or exec tool. The snapshot when this
         call took it (to be logged at once: a run killed mid-turn can still be undone), else None."""
-        if self._changing:
-            return None
-        self._changing = True
-        self._before = self.snapshots.take()
-        return self._before
+        with self._snapshotting:
+            if self._changing:
+                return None
+            self._changing = True
+            self._before = self.snapshots.take()
+            return self._before
 
     def end_turn(self) -> Checkpoint | None:
         """Take the after-snapshot of a turn that may have changed files; the checkpoint pushed, if any."""
@@ -114,6 +120,10 @@ class UndoStack:
         """Put the files back as they were before turn `keep` of this stack (0 is its oldest) and forget that
         turn and every later one: each is undone in turn, newest first, so a file the user changed between
         turns is a conflict left alone, not silently overwritten. Stops at a turn that cannot be undone."""
+        with self._snapshotting:  # not while `prepare` lists the tree being put back
+            return self._rewind(keep, force)
+
+    def _rewind(self, keep: int, force: bool) -> UndoReport:
         if keep >= len(self._turns):
             if self._undone:
                 undone = f"{self._undone} turn{'s' if self._undone > 1 else ''}"

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 from support import PATIENCE, TEST_KEY
 from support.fake_api import answer, tool_use
@@ -217,16 +218,20 @@ def test_the_rest_loads_only_once_a_second_request_is_out():
     assert ran == ["tools", "later"]
 
 
-def test_a_sessions_own_part_loads_with_the_tools_and_one_added_too_late_never_runs():
-    """The session adds its undo store's first snapshot (app/lifecycle.py): it runs before a tool call may go on;
-    one added after the first request went out has missed its moment and is dropped, not run in a step's gap."""
+def test_a_sessions_own_part_runs_after_the_tools_part_without_holding_tool_calls_and_too_late_never_runs():
+    """The session adds its undo store's first snapshot (app/lifecycle.py): it runs after what tools need, and a
+    tool call does not wait for it (a read has no use for it; a change waits on the undo stack's own lock); one
+    added after the first request went out has missed its moment and is dropped, not run in a step's gap."""
     ran = []
+    snapshot_may_end = threading.Event()
     preload = Preload(for_tools=(lambda: ran.append("tools"),), later=(lambda: ran.append("later"),))
-    preload.also_for_tools(lambda: ran.append("undo store"))
+    preload.also(lambda: (ran.append("undo store"), snapshot_may_end.wait(10)))
     preload.request_sent()
     assert preload.tools_ready.wait(10)
-    assert ran == ["tools", "undo store"]
-    preload.also_for_tools(lambda: ran.append("too late"))
+    preload.wait_for_tools()  # returns while the session's part still runs
+    assert ran[0] == "tools" and not snapshot_may_end.is_set()
+    snapshot_may_end.set()
+    preload.also(lambda: ran.append("too late"))
     preload.request_sent()
     assert preload.done.wait(10)
     assert ran == ["tools", "undo store", "later"]

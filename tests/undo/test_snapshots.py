@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,42 @@ def test_a_snapshot_prepared_while_the_model_thinks_is_never_a_turns_before(proj
     stack.undo()
     assert (project / "a.py").read_text() == "print('the user, meanwhile')\n"
     assert not (project / "new.txt").exists()
+
+
+def test_a_before_snapshot_waits_for_a_prepare_in_flight_and_never_snapshots_beside_it(project, tmp_path):
+    """prepare() runs on the preload's thread while the first tool calls go on; the turn's first change waits for
+    it, then finds the tree it snapshotted unchanged (the same commit, no new one)."""
+    stack = UndoStack(Snapshots(project, tmp_path / "store.git"))
+    take, inside, events = stack.snapshots.take, threading.Lock(), []
+    prepare_may_end = threading.Event()
+
+    def take_alone():
+        assert inside.acquire(blocking=False), "two snapshots at once"
+        try:
+            events.append("take")
+            if len(events) == 1:
+                prepare_may_end.wait(10)
+            return take()
+        finally:
+            inside.release()
+
+    stack.snapshots.take = take_alone
+    preparing = threading.Thread(target=stack.prepare)
+    preparing.start()
+    stack.begin_turn()
+    changing = threading.Thread(target=stack.before_change)
+    changing.start()
+    changing.join(0.1)
+    assert changing.is_alive() and events == ["take"], "the before-snapshot waits"
+    prepare_may_end.set()
+    preparing.join(10)
+    changing.join(10)
+    assert events == ["take", "take"]
+    bash(project, "echo turn > a.py")
+    checkpoint = stack.end_turn()
+    assert checkpoint is not None and [
+        c.path for c in stack.snapshots.changes(checkpoint.before, checkpoint.after)
+    ] == ["a.py"]
 
 
 def test_a_turn_without_write_tools_takes_no_snapshot(project, tmp_path):
