@@ -37,7 +37,9 @@ class AgentBuilder:
     provider: Provider
     sessions: SessionLifecycle | None = None
     """The session file and undo: the agent is given its conversation and takes undo snapshots through it."""
-    servers: McpManager | None = None
+    servers: McpManager | frozenset[str] | None = None
+    """The MCP servers' manager; or, for the REPL, the names of the project servers its trust screen left out,
+    and the build makes the manager (`mcp`), behind the prompt; None without servers."""
     hooks: Hooks | None = None
     one_shot: bool = False
     """Nobody to ask (a hint tells the model so), and the first request lists the tools of the MCP servers
@@ -74,17 +76,17 @@ class AgentBuilder:
             confirm,
             keeper=context_keeper,
             hooks=hooks or NO_HOOKS,
-            mcp=self.servers,
+            mcp=self.mcp(),
             before_change=sessions.before_change if sessions is not None else None,
             delegation=delegation,
             run_hints={"non_interactive": NON_INTERACTIVE} if self.one_shot else None,
         )
-        if self.servers is not None:
+        if agent.mcp is not None:
             from mini_agent.app import mcp_setup
 
-            mcp_setup.join(agent, self.servers)
+            mcp_setup.join(agent, agent.mcp)
             if self.one_shot:
-                mcp_setup.wait_for_servers(agent, self.servers, settings.mcp_timeout)
+                mcp_setup.wait_for_servers(agent, agent.mcp, settings.mcp_timeout)
         for problem in problems:
             emit(Notice(f"Agent definition not used: {problem}"))
         for problem in skills.problems:
@@ -94,6 +96,14 @@ class AgentBuilder:
         if not self.one_shot:  # the first turn's git status, asked while it is typed
             agent.keeper.prefetch(agent.ctx.cwd)
         return agent
+
+    def mcp(self) -> McpManager | None:
+        """The servers' manager, made on first use from the trust screen's answer."""
+        if isinstance(self.servers, frozenset):
+            from mini_agent.app import mcp_setup
+
+            self.servers = mcp_setup.manager_for(self.settings, self.servers)
+        return self.servers
 
 
 def context_keeper(agent) -> ContextKeeper:

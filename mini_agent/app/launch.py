@@ -96,7 +96,7 @@ def launch(
 
         # The SDK import would compete with drawing the prompt for the interpreter: it starts once the prompt
         # is on screen and overlaps the user's typing instead. So do the MCP servers.
-        warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), servers.start())
+        warm_up = provider.warm_up if servers is None else lambda: (provider.warm_up(), build.mcp().start())
         with ending_on_signals(sessions, hooks):
             return run_interactive(build, settings, sessions, warm_up, first)
     if streamed:
@@ -139,14 +139,17 @@ def provider_for(settings: Settings, variables=os.environ):
 
 def project_parts(settings: Settings, can_ask: bool, err, start_servers: bool):
     """A project's MCP servers, hooks and allow rules, each trusted first (asked, or left out with a notice when
-    nobody can answer); `start_servers`: start the servers now, overlapping the rest of start-up.
-    Returns (settings with the trusted rules, the MCP manager or None, the hooks or None)."""
+    nobody can answer); `start_servers`: make the servers' manager and start them now, overlapping the rest of
+    start-up; else the agent's build makes it (behind the REPL's prompt) and the warm-up starts them.
+    Returns (settings with the trusted rules, the MCP manager, or the names of the servers left out, or None when
+    there are no servers, the hooks or None)."""
     servers = None
     if settings.mcp_servers:  # trust first (no SDK import)
         from mini_agent.app import mcp_setup
 
-        servers = mcp_setup.prepare(settings, can_ask, err)
+        servers = mcp_setup.screen(settings, can_ask, err)
         if start_servers:
+            servers = mcp_setup.manager_for(settings, servers)
             servers.start()
     hooks = None
     if settings.hooks:

@@ -1,33 +1,73 @@
 """MCP servers at start-up: the trust question for a project's servers (asked here, on the terminal, or refused
 with a one-line notice when nobody can answer), and the manager joined to the agent: its tools into the
-registry, its failures into notices and tool_degraded hints."""
+registry, its failures into notices and tool_degraded hints.
+
+The question comes before anything else (`screen`); the manager is made apart from it (`manager_for`): the REPL
+has its agent's build make it behind the first prompt, as its connections, the tool machinery and the secret
+set they mask with are ~20 ms of imports and work the prompt does not need."""
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from mini_agent.mcp.manager import McpManager
 from mini_agent.mcp.servers import ServerDef
 from mini_agent.settings import Settings
-from mini_agent.trust import TrustStore
 from mini_agent.ui.terminal_text import visible
 from mini_agent.ui.trust_question import ask_to_trust
+
+if TYPE_CHECKING:
+    from mini_agent.mcp.manager import McpManager
+
+TRUST_FLAG = "--trust-project-mcp"
+TRUST_KEY = "trust_project_mcp = true"
 
 
 def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> McpManager:
     """The session's manager, with untrusted project servers asked about (or left out, with a notice)."""
+    return manager_for(settings, screen(settings, can_ask, err))
+
+
+def screen(settings: Settings, can_ask: bool, err: TextIO | None = None) -> frozenset[str]:
+    """Decide which project servers may run: trusted before, allowed by flag or config, or a human's yes now
+    (asked on `err`'s terminal when `can_ask`). Returns the names left out, each told in a notice."""
+    project = [server for server in settings.mcp_servers if server.origin != "user"]  # the user's own: trusted
+    if not project or settings.trust_project_mcp:
+        return frozenset()
+    from mini_agent.trust import TrustStore
+
     err = err or sys.stderr
-    manager = McpManager(
+    trust = TrustStore(settings.data_dir)
+    ask = _asker(err) if can_ask else None
+    untrusted = []
+    for server in project:
+        if trust.trusted(server):
+            continue
+        if ask is not None and ask(server):
+            trust.trust(server)
+            continue
+        untrusted.append(server.name)
+        how = (
+            "you declined to trust it"
+            if ask is not None
+            else f"nobody can be asked here; run in a terminal to answer, pass {TRUST_FLAG}, or set {TRUST_KEY} "
+            "in your user config"
+        )
+        print(visible(f"mini-agent: MCP server {server.name} ({server.source}) not started: {how}."), file=err)
+    return frozenset(untrusted)
+
+
+def manager_for(settings: Settings, untrusted: frozenset[str]) -> McpManager:
+    """The session's manager of its servers, those left out by `screen` never started."""
+    from mini_agent.mcp.manager import McpManager
+
+    return McpManager(
         settings.mcp_servers,
-        TrustStore(settings.data_dir),
         settings.secret_set,
         call_timeout=settings.mcp_call_timeout,
         data_dir=settings.data_dir,
+        untrusted=untrusted,
     )
-    for notice in manager.screen(_asker(err) if can_ask else None, settings.trust_project_mcp):
-        print(visible(f"mini-agent: {notice}"), file=err)
-    return manager
 
 
 def join(agent, manager: McpManager) -> None:

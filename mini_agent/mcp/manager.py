@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,14 +22,11 @@ from typing import Any
 from mini_agent.mcp.connection import Connection
 from mini_agent.mcp.servers import ServerDef
 from mini_agent.tools.base import Tool
-from mini_agent.trust import TrustStore
 
 JOINED = ""
 """`report(server, JOINED)`: a late server is ready and its tools are in the requests from now on."""
 FAILED = ("failed", "needs login")
 """A server's statuses that are told once as a failure (a login it needs is one: oauth.py)."""
-TRUST_FLAG = "--trust-project-mcp"
-TRUST_KEY = "trust_project_mcp = true"
 
 
 @dataclass(frozen=True)
@@ -52,27 +49,29 @@ class McpManager:
     def __init__(
         self,
         servers: tuple[ServerDef, ...],
-        trust: TrustStore,
         secrets: Any = None,
         publish: Callable[[list[Tool]], None] | None = None,
         report: Callable[[str, str | None], None] | None = None,
         call_timeout: float | None = None,
         data_dir: Path | None = None,
+        untrusted: Iterable[str] = (),
     ) -> None:
+        """`untrusted`: the project servers the human did not trust (app/mcp_setup.py `screen`): never started."""
         self.servers = servers
-        self._trust = trust
         self._publish = publish
         self._report = report
         self._lock = threading.Lock()
         self._failed: set[str] = set()
         self._untold: list[str] = []
         """Servers that failed before `bind`: told then."""
-        self._untrusted: set[str] = set()
+        self._untrusted: set[str] = set(untrusted)
         self._late: set[str] = set()
         timeout = {} if call_timeout is None else {"call_timeout": call_timeout}
         self.connections = {
             server.name: Connection(server, self._changed, secrets, data_dir=data_dir, **timeout) for server in servers
         }
+        for name in self._untrusted & self.connections.keys():
+            self.connections[name].status = "untrusted"
 
     def bind(self, publish: Callable[[list[Tool]], None], report: Callable[[str, str | None], None] | None) -> None:
         """Where tool changes and failures go (the agent, built after the manager); failures so far are told."""
@@ -85,27 +84,6 @@ class McpManager:
             connection = self.connections[name]
             if report is not None and connection.status in FAILED:
                 report(name, connection.error)
-
-    def screen(self, ask: Callable[[ServerDef], bool] | None, trust_all: bool) -> list[str]:
-        """Decide which project servers may run: trusted before, allowed by flag or config, or a human's yes
-        now (`ask`, None when nobody can be asked). Returns a notice for each server left out."""
-        notices = []
-        for server in self.servers:
-            if trust_all or self._trust.trusted(server):
-                continue
-            if ask is not None and ask(server):
-                self._trust.trust(server)
-                continue
-            self._untrusted.add(server.name)
-            self.connections[server.name].status = "untrusted"
-            how = (
-                "you declined to trust it"
-                if ask is not None
-                else f"nobody can be asked here; run in a terminal to answer, pass {TRUST_FLAG}, or set {TRUST_KEY} "
-                "in your user config"
-            )
-            notices.append(f"MCP server {server.name} ({server.source}) not started: {how}.")
-        return notices
 
     def start(self) -> None:
         """Start every allowed server in the background; returns at once."""

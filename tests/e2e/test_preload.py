@@ -175,6 +175,17 @@ def test_continue_reads_its_session_behind_the_prompt_and_a_named_one_before_it(
     assert not named & behind - {"mini_agent.conversation"}  # the loaded session is one
 
 
+def test_configured_mcp_servers_are_made_and_started_behind_the_prompt(tmp_path):
+    """The user's own servers need no trust question: their manager, connections and the secret set they mask
+    with are the agent's build's, behind the prompt (app/mcp_setup.py)."""
+    home = tmp_path / "mini-agent-home"
+    home.mkdir()
+    (home / "config.toml").write_text('[mcp_servers.docs]\ncommand = "docs-server"\n')
+    modules = _modules_at_the_prompt(tmp_path, home=home)
+    assert not modules & {"mini_agent.mcp.manager", "mini_agent.mcp.connection", "mini_agent.safety.secrets"}
+    assert not modules & set(TURN_MACHINERY)
+
+
 def test_commands_that_never_talk_to_a_model_load_none_of_it(tmp_path):
     for args in (["--version"], ["--help"], ["config"]):
         done = subprocess.run(

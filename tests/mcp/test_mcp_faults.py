@@ -18,7 +18,6 @@ from support.fake_api import answer, tool_use
 from mini_agent.mcp.connection import Connection
 from mini_agent.mcp.manager import JOINED, McpManager
 from mini_agent.mcp.servers import ServerDef
-from mini_agent.trust import TrustStore
 
 
 def user_config(tmp_path: Path, text: str) -> None:
@@ -125,9 +124,7 @@ def test_a_network_failure_at_start_names_the_fix(tmp_path):
 def test_a_late_server_joins_when_ready_and_is_said(tmp_path):
     gate = tmp_path / "go"
     script = f"while [ ! -e {gate} ]; do sleep 0.05; done; exec {sys.executable} {MCP_SERVER}"
-    manager = McpManager(
-        (ServerDef("late", "user", "/c", "stdio", command="sh", args=("-c", script)),), TrustStore(tmp_path)
-    )
+    manager = McpManager((ServerDef("late", "user", "/c", "stdio", command="sh", args=("-c", script)),))
     published: list[list] = []
     joined = threading.Event()
     reports: list[tuple[str, str | None]] = []
@@ -151,7 +148,7 @@ def test_a_late_server_joins_when_ready_and_is_said(tmp_path):
 
 
 def test_a_failure_before_anyone_listens_is_told_when_they_do(tmp_path):
-    manager = McpManager((ServerDef("gone", "user", "/c", "stdio", command="/nonexistent/x"),), TrustStore(tmp_path))
+    manager = McpManager((ServerDef("gone", "user", "/c", "stdio", command="/nonexistent/x"),))
     manager.start()
     connection = manager.connections["gone"]
     assert connection.wait_ready(60) is False and connection.status == "failed"

@@ -171,12 +171,9 @@ def test_a_login_waits_only_as_long_as_it_is_told(secure, tmp_path):
 def test_mcp_shows_needs_login(secure, tmp_path):
     from mini_agent.mcp.manager import McpManager
     from mini_agent.mcp.servers import ServerDef
-    from mini_agent.trust import TrustStore
     from mini_agent.ui.mcp_view import status_lines
 
-    manager = McpManager(
-        (ServerDef("secure", "user", "config.toml", "http", url=secure.url),), TrustStore(tmp_path), data_dir=tmp_path
-    )
+    manager = McpManager((ServerDef("secure", "user", "config.toml", "http", url=secure.url),), data_dir=tmp_path)
     manager.start()
     assert manager.wait_ready(PATIENCE) == []
     try:
@@ -200,12 +197,9 @@ def test_mcp_login_in_the_repl_logs_in_and_the_server_s_tools_join(secure, tmp_p
     from mini_agent.mcp.manager import McpManager
     from mini_agent.mcp.servers import ServerDef
     from mini_agent.safety.secrets import SecretSet
-    from mini_agent.trust import TrustStore
 
     secrets = SecretSet()
-    manager = McpManager(
-        (ServerDef("secure", "user", "config.toml", "http", url=secure.url),), TrustStore(tmp_path), data_dir=tmp_path
-    )
+    manager = McpManager((ServerDef("secure", "user", "config.toml", "http", url=secure.url),), data_dir=tmp_path)
     manager.start()
     assert manager.wait_ready(PATIENCE) == [] and manager.connections["secure"].status == "needs login"
     console = Console(file=io.StringIO(), width=60)
