@@ -163,7 +163,7 @@ def test_continue_prints_its_session_above_the_first_prompt_and_keeps_what_is_ty
     meanwhile stays in the prompt, drawn again below the notice (app/resumed_notice.py)."""
     api.script(answer("First."), answer("Going on."))
     assert run_cli(["-p", "the first task"], api).returncode == 0
-    child = spawn(api, tmp_path, "--continue", cold=True)
+    child = spawn(api, tmp_path, "--continue")
     child.expect("mode default")  # the banner, then the prompt
     child.send("go")  # before the notice, or after it: kept either way
     child.expect("Continuing session")
@@ -181,12 +181,12 @@ def test_continue_refuses_a_session_another_process_has_open_after_drawing_its_p
     """The session is read behind the prompt: a session that cannot be continued ends the REPL with the error, as
     the start did before the read moved behind the prompt, and nothing is sent."""
     api.script(answer("First."))
-    holder = spawn(api, tmp_path, cold=True)
+    holder = spawn(api, tmp_path)
     holder.expect(PROMPT)
     holder.sendline("the first task")
     holder.expect("First.")
     holder.expect(PROMPT)  # its session file is open, and stays open while it runs
-    child = spawn(api, tmp_path, "--continue", cold=True)
+    child = spawn(api, tmp_path, "--continue")
     child.expect("open in another mini-agent process")
     assert finish(child) != 0
     holder.sendcontrol("d")
