@@ -49,11 +49,24 @@ def mcp_rows(runs: int) -> list[Row]:
             home.mkdir()
             env = child_env(base / "home", ANTHROPIC_API_KEY="sk-bench-0123456789", MINI_AGENT_HOME=str(home))
             env["TERM"] = "xterm"
-            plain = _repl._times(env, base / "project", [], runs)
+            floor: list[float] = []  # the libraries alone, between the launches: how fast the machine is just then
+
+            def libraries() -> None:
+                floor.append(_repl._libraries(env, base))
+
+            plain = _repl._times(env, base / "project", [], runs, between=libraries)
             (home / "config.toml").write_text(servers_toml(3))
-            with_servers = _repl._times(env, base / "project", [], runs)
+            with_servers = _repl._times(env, base / "project", [], runs, between=libraries)
             rows.append(_repl._row("REPL prompt ready, no MCP server", plain))
             rows.append(_repl._row("REPL prompt ready, 3 MCP stdio servers configured", with_servers))
+            rows.append(
+                Row(
+                    f'`python -c "{_repl.LIBRARIES}"`, between those launches (reference)',
+                    seconds(median(floor)),
+                    "—",
+                    None,
+                )
+            )
             (home / "config.toml").write_text(servers_toml(1))
             rows.append(_first_request(env, base / "project", runs))
             rows.extend(_latency(env, runs))
