@@ -126,6 +126,7 @@ class Repl:
     def _loop(self, session, after_first_draw: Callable[[], None]) -> ExitStatus:
         while True:
             default, self.next_input = self.next_input, ""
+            self.resumed.show(wait=False)  # read while a prompt left with Ctrl-C was up: before the next one
             try:
                 line = session.prompt(self._prompt, pre_run=after_first_draw, default=default)
             except KeyboardInterrupt:

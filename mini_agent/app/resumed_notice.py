@@ -44,9 +44,11 @@ class ResumedNotice:
         except RuntimeError:  # that prompt has ended and its loop closed: `show` prints it
             pass
 
-    def show(self) -> None:
-        """Print the notice unless it is printed already; waits until the session is read. A session that could
-        not be read raises its error here."""
+    def show(self, wait: bool = True) -> None:
+        """Print the notice unless it is printed already; waits until the session is read (without `wait`, does
+        nothing before then). A session that could not be read raises its error here."""
+        if not wait and not self._read.is_set():
+            return
         self._read.wait()
         if self._error is not None:
             raise self._error

@@ -44,3 +44,15 @@ def test_a_prompt_that_has_ended_leaves_the_notice_to_the_first_line():
     assert printed == []
     notice.show()
     assert printed == ["Continuing session abc"]
+
+
+def test_without_waiting_nothing_is_printed_before_the_session_is_read():
+    """Before each prompt the REPL prints a notice read meanwhile (a prompt left with Ctrl-C before it showed)."""
+    printed: list[str] = []
+    notice = ResumedNotice(lambda: "Continuing session abc", printed.append)
+    notice.show(wait=False)
+    assert printed == []
+    notice.read()
+    notice.show(wait=False)
+    notice.show(wait=False)
+    assert printed == ["Continuing session abc"]
