@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import PATIENCE
 
 from mini_agent.undo import (
     IGNORED,
@@ -251,14 +252,15 @@ def test_a_before_snapshot_waits_for_a_prepare_in_flight_and_never_snapshots_bes
     it, then finds the tree it snapshotted unchanged (the same commit, no new one)."""
     stack = UndoStack(Snapshots(project, tmp_path / "store.git"))
     take, inside, events = stack.snapshots.take, threading.Lock(), []
-    prepare_may_end = threading.Event()
+    prepare_inside, prepare_may_end = threading.Event(), threading.Event()
 
     def take_alone():
         assert inside.acquire(blocking=False), "two snapshots at once"
         try:
             events.append("take")
             if len(events) == 1:
-                prepare_may_end.wait(10)
+                prepare_inside.set()
+                prepare_may_end.wait(PATIENCE)
             return take()
         finally:
             inside.release()
@@ -266,14 +268,15 @@ def test_a_before_snapshot_waits_for_a_prepare_in_flight_and_never_snapshots_bes
     stack.snapshots.take = take_alone
     preparing = threading.Thread(target=stack.prepare)
     preparing.start()
+    assert prepare_inside.wait(PATIENCE), "the prepare is taking its snapshot"
     stack.begin_turn()
     changing = threading.Thread(target=stack.before_change)
     changing.start()
     changing.join(0.1)
     assert changing.is_alive() and events == ["take"], "the before-snapshot waits"
     prepare_may_end.set()
-    preparing.join(10)
-    changing.join(10)
+    preparing.join(PATIENCE)
+    changing.join(PATIENCE)
     assert events == ["take", "take"]
     bash(project, "echo turn > a.py")
     checkpoint = stack.end_turn()
