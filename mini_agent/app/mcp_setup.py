@@ -23,11 +23,6 @@ TRUST_FLAG = "--trust-project-mcp"
 TRUST_KEY = "trust_project_mcp = true"
 
 
-def prepare(settings: Settings, can_ask: bool, err: TextIO | None = None) -> McpManager:
-    """The session's manager, with untrusted project servers asked about (or left out, with a notice)."""
-    return manager_for(settings, screen(settings, can_ask, err))
-
-
 def screen(settings: Settings, can_ask: bool, err: TextIO | None = None) -> frozenset[str]:
     """Decide which project servers may run: trusted before, allowed by flag or config, or a human's yes now
     (asked on `err`'s terminal when `can_ask`). Returns the names left out, each told in a notice."""
