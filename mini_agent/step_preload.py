@@ -18,6 +18,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from mini_agent import threads
+
 TOOLS_WAIT = 10.0
 """Seconds a tool call waits for the preload of what tools need; past that, it loads lazily as before."""
 
@@ -81,7 +83,7 @@ class Preload:
             if self._thread is not None:
                 self._later_wanted.set()
                 return
-            self._thread = threading.Thread(target=self._run, name="preload", daemon=True)
+            self._thread = threads.new(self._run, name="preload")
         self._thread.start()
 
     def also(self, part: Callable[[], None]) -> None:

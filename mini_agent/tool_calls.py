@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from mini_agent import threads
 from mini_agent.context.call_lines import INTERRUPTED, call_line, interrupted_text
 from mini_agent.events import Emit, HintChanged, Notice, ToolDenied, ToolFinished, ToolStarted
 from mini_agent.model.messages import tool_result, tool_uses
@@ -237,7 +238,7 @@ class ToolCalls:
                 self._run_one(*item)
             return
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+            self._pool = ThreadPoolExecutor(4, "tool", initializer=threads.leave_to_main)
         for call, tool, arguments in batch:
             self.agent.emit(ToolStarted(call["id"], tool.name, arguments, tool))
         started = time.monotonic()

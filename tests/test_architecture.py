@@ -134,7 +134,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("processes",),  # the one way to start, confine, watch and kill a child
     ("settings", "config_files"),
     ("safety",),  # policy primitives: shell classifier, sandbox, permissions, egress, secrets, workspace
-    ("files", "xmltext", "usage", "trust", "locations", "process_end", "gc_pause", "warm"),
+    ("files", "xmltext", "usage", "trust", "locations", "process_end", "gc_pause", "threads", "warm"),
     ("errors",),
 ]
 

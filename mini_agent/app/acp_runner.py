@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from mini_agent import threads
+
 
 @dataclass(frozen=True)
 class ProtocolStreams:
@@ -107,7 +109,7 @@ class MainThreadRunner:
         if self._interruptible is None or self._interruptible != token:
             return False
         self._interrupt = token
-        threading.Thread(target=self._signal, args=(token,), name="acp-cancel", daemon=True).start()
+        threads.start(self._signal, token, name="acp-cancel")
         return True
 
     def _signal(self, token: object) -> None:

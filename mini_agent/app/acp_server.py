@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
@@ -34,7 +33,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from mini_agent import __version__
+from mini_agent import __version__, threads
 from mini_agent.app.acp_permissions import decision_for, options_for, question_for
 from mini_agent.app.acp_runner import MainThreadRunner, ProtocolStreams, take_stdio
 from mini_agent.app.acp_session import AcpSession, editor_servers, open_session
@@ -255,7 +254,7 @@ def serve(settings_for: Callable[[Path], Settings]) -> ExitStatus:
     streams = take_stdio()
     runner = MainThreadRunner()
     agent = AcpAgent(runner, settings_for)
-    thread = threading.Thread(target=_protocol, args=(agent, streams), name="acp", daemon=True)
+    thread = threads.new(_protocol, agent, streams, name="acp")
     thread.start()
     try:
         runner.serve()

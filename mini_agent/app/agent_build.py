@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mini_agent import threads
+
 if TYPE_CHECKING:
     from mini_agent.agent import Agent
     from mini_agent.events import Emit, Event
@@ -58,7 +60,7 @@ class AgentBuild:
         with self._lock:
             if self._thread is not None or self._finished:
                 return
-            thread = threading.Thread(target=self._run, name="agent-build", daemon=True)
+            thread = threads.new(self._run, name="agent-build")
             thread.start()
             self._thread = thread  # only ever a started thread: another thread may join it at once
 

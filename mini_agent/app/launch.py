@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import select
-import threading
 from dataclasses import replace
 
+from mini_agent import threads
 from mini_agent.app.environment import Environment
 from mini_agent.context.attach import Attachment, read_limited, stdin_attachment
 from mini_agent.errors import ConfigError, ExitStatus
@@ -74,7 +74,7 @@ def launch(
     provider.settings = settings
     if not interactive:
         if settings.permission_mode != "bypass":  # the sandbox probe (~10 ms) too, not inside the first bash step
-            threading.Thread(target=_probe_sandbox, name="sandbox-probe", daemon=True).start()
+            threads.start(_probe_sandbox, name="sandbox-probe")
         # Only waits (the endpoint's lookup, the probe's processes) overlap the SDK import: the rest of start-up
         # is CPU work like the import, and would only compete with it for the interpreter.
         provider.warm_up(here=True)

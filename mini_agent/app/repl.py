@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mini_agent import gc_pause
+from mini_agent import gc_pause, threads
 from mini_agent.app.claude_names import instead
 from mini_agent.app.repl_commands import builtin_commands, escape, memory, unicode_console
 from mini_agent.app.resumed_notice import ResumedNotice
@@ -108,7 +108,7 @@ class Repl:
             # out. The build and then the SDK import start there, not before (they would compete with the draw for
             # the interpreter) and not later (a task sent at once waits for both: every idle moment is lost).
             if not behind:
-                behind.append(threading.Thread(target=build_then_warm_up, name="behind-prompt", daemon=True))
+                behind.append(threads.new(build_then_warm_up, name="behind-prompt"))
                 asyncio.get_running_loop().call_soon(behind[0].start)
 
         try:

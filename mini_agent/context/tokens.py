@@ -16,6 +16,8 @@ import json
 import threading
 from typing import TYPE_CHECKING
 
+from mini_agent import threads
+
 if TYPE_CHECKING:
     from mini_agent.usage import Usage
 
@@ -38,7 +40,7 @@ class Tokenizer:
         """Start loading the encoding in the background; counting never waits for it."""
         with self._lock:
             if self._loading is None and self._encoding is None and not self._failed:
-                self._loading = threading.Thread(target=self._load, name="tokenizer", daemon=True)
+                self._loading = threads.new(self._load, name="tokenizer")
                 self._loading.start()
 
     def wait(self, timeout: float | None = None) -> bool:

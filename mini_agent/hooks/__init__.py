@@ -4,9 +4,9 @@ of the event on stdin, in the shape hooks written for Claude Code expect. Owns t
 in config.toml; a project's `.claude/settings.json`), running one (time-limited, its own process group), and what
 its exit status and output mean (exit 2 blocks where the event can be stopped; stdout may add context).
 
-May import: errors, events, xmltext (hints), trust, processes (its run's process group), tools (the Tool whose
-name and alias a matcher selects), safety (where a project's `.claude/` is). Never the agent, tool_calls, ui/ or
-cli: the agent holds a `Hooks` and calls it at each event."""
+May import: errors, events, xmltext (hints), threads (a hook's signals), trust, processes (its run's process
+group), tools (the Tool whose name and alias a matcher selects), safety (where a project's `.claude/` is). Never
+the agent, tool_calls, ui/ or cli: the agent holds a `Hooks` and calls it at each event."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mini_agent import threads
 from mini_agent.hooks.definitions import HookDef
 from mini_agent.processes.tree import kill_group
 
@@ -47,6 +48,7 @@ def run_hook(hook: HookDef, payload: dict, cwd: Path, environment: dict[str, str
                 cwd=cwd,
                 env=env,
                 start_new_session=True,  # its children die with it, and the terminal's Ctrl-C is ours to pass on
+                preexec_fn=threads.child_preexec(),  # run from a background thread, it still takes every signal
             )
         except OSError as exc:
             return HookRun(hook, None, "", "", time.monotonic() - started, f"could not start: {exc}")

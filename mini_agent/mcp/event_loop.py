@@ -8,6 +8,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
+from mini_agent import threads
+
 
 class EventLoop:
     """The one background loop every MCP connection of this process runs on."""
@@ -26,8 +28,8 @@ class EventLoop:
         sdk_log.propagate = False
 
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="mcp-loop", daemon=True)
-        self.thread.start()
+        # The stdio servers the SDK starts here inherit this thread's signal mask: they must take SIGTERM.
+        self.thread = threads.start_unmasked(self.loop.run_forever, name="mcp-loop")
 
     @classmethod
     def shared(cls) -> EventLoop:

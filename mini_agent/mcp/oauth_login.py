@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mini_agent import threads
 from mini_agent.mcp.connection import Connection
 from mini_agent.mcp.oauth import LoginHandlers, UnsafeEndpoint, safe_endpoint
 from mini_agent.mcp.oauth_store import forget
@@ -111,7 +112,7 @@ class _Listener:
         self._arrived = threading.Event()
         self._lock = threading.Lock()
         self._result: Any = None
-        self._thread = threading.Thread(target=self.server.serve_forever, name="oauth-redirect", daemon=True)
+        self._thread = threads.new(self.server.serve_forever, name="oauth-redirect")
         self._thread.start()
 
     def handlers(self, configured: str, show: Callable[[str], None], browser: bool, timeout: float) -> LoginHandlers:
@@ -126,7 +127,7 @@ class _Listener:
             if browser:
                 from mini_agent.processes.browser import open_page
 
-                threading.Thread(target=open_page, args=(authorization_url,), daemon=True).start()
+                threads.start(open_page, authorization_url, name="oauth-browser")
 
         async def callback():
             import anyio

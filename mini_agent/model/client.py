@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mini_agent import threads
 from mini_agent.errors import ContextOverflow, ImagesRejected, ProviderError
 from mini_agent.model.endpoints import answers, connect_advice, family_of
 from mini_agent.model.lookups import EndpointLookups
@@ -98,7 +99,7 @@ class AnthropicProvider:
         if here:
             self._import_sdk()
         elif first:
-            threading.Thread(target=self._import_sdk, name="provider-warm-up", daemon=True).start()
+            threads.start(self._import_sdk, name="provider-warm-up")
 
     def _import_sdk(self) -> None:
         try:

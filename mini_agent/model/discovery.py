@@ -10,10 +10,11 @@ user's choosing (vLLM, llama.cpp, LiteLLM) give the model id too: the first one 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from mini_agent import threads
 
 LOOKUP_TIMEOUT = 5.0
 OLLAMA_NEEDS = 32_768
@@ -52,7 +53,7 @@ def discover(family: str, model: str | None, fetch: Fetch) -> Discovery:
         _ask(steps[0], answers[0], model, fetch)
     else:
         askers = [
-            threading.Thread(target=_ask, args=(step, answer, model, fetch), name="provider-discovery", daemon=True)
+            threads.new(_ask, step, answer, model, fetch, name="provider-discovery")
             for step, answer in zip(steps, answers, strict=True)
         ]
         for asker in askers:

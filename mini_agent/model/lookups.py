@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mini_agent import threads
+
 if TYPE_CHECKING:
     from mini_agent.model.discovery import Discovery
     from mini_agent.model.endpoint_memory import EndpointMemory
@@ -44,10 +46,7 @@ class EndpointLookups:
             lookup.found = remembered
             lookup.done.set()
             return
-        asking = threading.Thread(
-            target=self._discover, args=(base_url, model, lookup), name="provider-discovery", daemon=True
-        )
-        asking.start()
+        threads.start(self._discover, base_url, model, lookup, name="provider-discovery")
 
     def _discover(self, base_url: str, model: str, lookup: _Lookup) -> None:
         from mini_agent.model.discovery import discover

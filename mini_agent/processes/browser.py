@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
+from mini_agent import threads
 from mini_agent.processes.run import child_environment
 
 
@@ -33,6 +34,7 @@ def open_page(url: str, browser: Any = None) -> bool:
             stderr=subprocess.DEVNULL,
             close_fds=True,
             start_new_session=True,
+            preexec_fn=threads.child_preexec(),  # opened from a background thread: a browser takes SIGTERM
         )
     except OSError:
         return False

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mini_agent import threads
 from mini_agent.processes import listeners
 from mini_agent.processes.spawner import Spawner
 from mini_agent.processes.spool import SPOOL_CAP, Chunk, Spool, private_directory
@@ -138,7 +139,7 @@ class JobTable:
         guard.watch(job.process.pid)  # type: ignore[union-attr]  # from here on it dies with the agent
         with self._lock:
             self._jobs[job_id] = job
-        threading.Thread(target=self._pump, args=(job,), name=f"job-{job_id}", daemon=True).start()
+        threads.start(self._pump, job, name=f"job-{job_id}")
         _LIVE.add(self)
         return job
 

@@ -13,7 +13,6 @@ import codecs
 import os
 import selectors
 import subprocess
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mini_agent import threads
 from mini_agent.processes.tree import Lineage
 from mini_agent.processes.watchdog import watchdog
 
@@ -229,7 +229,7 @@ def _release(process: subprocess.Popen, at_eof: bool) -> None:
     if at_eof or process.returncode is None:
         stdout.close()
         return
-    threading.Thread(target=_discard_until_eof, args=(stdout,), name="bash-background-drain", daemon=True).start()
+    threads.start(_discard_until_eof, stdout, name="bash-background-drain")
 
 
 def _discard_until_eof(stream) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import queue
 import subprocess
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+
+from mini_agent import threads
 
 
 class Spawner:
@@ -20,7 +21,7 @@ class Spawner:
 
     def __init__(self) -> None:
         self._requests: queue.Queue = queue.Queue()
-        threading.Thread(target=self._serve, name="job-spawner", daemon=True).start()
+        threads.start(self._serve, name="job-spawner")
 
     def run(self, spawn: Callable[[], subprocess.Popen]) -> subprocess.Popen:
         future: Future = Future()

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from mini_agent import threads
 from mini_agent.processes import cgroups
 from mini_agent.processes.orphans import ORPHANS
 
@@ -74,16 +75,19 @@ class Lineage:
         self, argv: list[str], preexec_fn: Callable[[], None] | None = None, new_session: bool = True, **popen
     ) -> subprocess.Popen:
         """`subprocess.Popen`, joined to the lineage's cgroup before `preexec_fn` runs. `new_session`: in a
-        session (and process group) of its own; without it, the terminal's signals reach it as they reach us."""
-        join, first = self._join, preexec_fn
+        session (and process group) of its own; without it, the terminal's signals reach it as they reach us.
+        Started from a background thread (a batch's pool, the jobs' spawner), it still takes every signal."""
+        join, first, unblock = self._join, preexec_fn, threads.child_preexec()
 
         def preexec() -> None:
+            if unblock is not None:
+                unblock()
             if join is not None:
                 os.write(join, b"0")  # the child moves itself: nothing it forks later can be outside
             if first is not None:
                 first()
 
-        needed = preexec if (join is not None or first is not None) else None
+        needed = preexec if (join is not None or first is not None or unblock is not None) else None
         with ORPHANS.lock:  # a sweep must not take a brand-new confined process of ours for an orphan
             self.process = subprocess.Popen(argv, start_new_session=new_session, preexec_fn=needed, **popen)
             self._leads_group = new_session

@@ -8,6 +8,8 @@ import importlib
 import os
 import threading
 
+from mini_agent import threads
+
 LIBRARIES = (
     # What a run imports lazily (found with `python -X importtime` over one-shot and REPL runs): the SDK, its
     # HTTP stack and the parts of it that load on the first request, the terminal libraries, the loaders.
@@ -64,8 +66,7 @@ def preload() -> list[str]:
     worker (they inherit its priority), stays at the normal one. (Where the kernel groups processes by session,
     the server's own session is one group, and nice ranks the load only within it.)"""
     failed: list[str] = []
-    loader = threading.Thread(target=_load, args=(failed,), name="preload")
-    loader.start()
+    loader = threads.start(_load, failed, name="preload")  # a SIGTERM stays the main thread's
     loader.join()
     try:
         from mini_agent.safety.shell.grammar import parser
