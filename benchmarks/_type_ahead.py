@@ -17,6 +17,8 @@ from pathlib import Path
 from _common import FakeAnthropicAPI, Row, answer, child_env, failed_row, median, mini_agent_command, seconds
 
 CURSOR_QUERY = "\x1b[6n"
+CURSOR_ANSWER = "\x1b[1;1R"
+PROMPT_END = "›"
 PROMPT = "\x1b\\[\\?2004h[^\r\n]*›"
 TASK = "say hello"
 TYPING = 2.0
@@ -40,6 +42,22 @@ def type_ahead_rows(runs: int) -> list[Row]:
         return [failed_row(name, "—", str(exc))]
     typed_name = f"REPL: task typed for {TYPING:g} s at the first prompt (cold) → its request leaves"
     return [Row(name, _result(at_once), "—", None), Row(typed_name, _result(typed), "—", None)]
+
+
+def _answering(child, text: str | None, timeout: float) -> None:
+    """Wait for `text` (None: for `timeout` seconds), answering each cursor-position query meanwhile, as a
+    terminal does. Unanswered, a query the prompt asks while the task is typed (it redraws when the agent's build
+    ends) holds the Enter for prompt-toolkit's 1 s wait for answers: the measure would be that second, not ours."""
+    import pexpect
+
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = max(0.0, deadline - time.monotonic())
+        index = child.expect_exact([CURSOR_QUERY, text if text is not None else pexpect.TIMEOUT], timeout=remaining)
+        if index == 0:
+            child.send(CURSOR_ANSWER)
+            continue
+        return
 
 
 def _result(samples: list[tuple[float, float]]) -> str:
@@ -69,17 +87,15 @@ def _run(command: str, base: Path, typing: float) -> tuple[float, float]:
         )
         child.delaybeforesend = None
         child.expect_exact(CURSOR_QUERY)
-        child.send("\x1b[1;1R")
+        child.send(CURSOR_ANSWER)
         child.expect(PROMPT)
         child.send(TASK)
         if typing:
-            time.sleep(typing)  # the human, typing
+            _answering(child, None, typing)  # the human, typing, while the terminal answers its queries
         entered = time.monotonic()
         child.send("\r")
-        child.expect_exact(ANSWER)
-        child.expect_exact(CURSOR_QUERY)  # the next prompt: Ctrl-D there ends the session
-        child.send("\x1b[1;1R")
-        child.expect(PROMPT)
+        _answering(child, ANSWER, 30)
+        _answering(child, PROMPT_END, 30)  # the next prompt: Ctrl-D there ends the session
         child.sendcontrol("d")
         child.expect(pexpect.EOF)
         child.close()
