@@ -45,8 +45,9 @@ def mcp_rows(runs: int) -> list[Row]:
         with tempfile.TemporaryDirectory(prefix="mini-agent-bench-mcp-") as tmp:
             base = Path(tmp)
             (base / "project").mkdir()
-            home = base / "agent-home"
+            home, bare = base / "agent-home", base / "agent-home-bare"
             home.mkdir()
+            bare.mkdir()
             env = child_env(base / "home", ANTHROPIC_API_KEY="sk-bench-0123456789", MINI_AGENT_HOME=str(home))
             env["TERM"] = "xterm"
             floor: list[float] = []  # the libraries alone, between the launches: how fast the machine is just then
@@ -54,15 +55,15 @@ def mcp_rows(runs: int) -> list[Row]:
             def libraries() -> None:
                 floor.append(_repl._libraries(env, base))
 
-            plain = _repl._times(env, base / "project", [], runs, between=libraries)
             (home / "config.toml").write_text(servers_toml(3))
-            with_servers = _repl._times(env, base / "project", [], runs, between=libraries)
+            launches = [({**env, "MINI_AGENT_HOME": str(bare)}, base / "project", []), (env, base / "project", [])]
+            plain, with_servers = _repl.interleaved(launches, runs, between=libraries)
             rows.append(_repl._row("REPL prompt ready, no MCP server", plain))
             rows.append(_repl._row("REPL prompt ready, 3 MCP stdio servers configured", with_servers))
             rows.append(
                 Row(
                     f'`python -c "{_repl.LIBRARIES}"`, between those launches (reference)',
-                    seconds(median(floor)),
+                    seconds(median(floor[1:])),
                     "—",
                     None,
                 )
