@@ -14,6 +14,7 @@ from support import PATIENCE
 
 from mini_agent import threads
 from mini_agent.processes.tree import Lineage
+from mini_agent.processes.watchdog import Watchdog
 
 PACKAGE = Path(threads.__file__).parent
 
@@ -134,6 +135,23 @@ def test_a_command_or_job_started_on_a_thread_of_ours_takes_every_signal(tmp_pat
         return output
 
     assert not child_mask(command) & set(threads.MAIN_ONLY)
+
+
+def test_the_watchdog_started_on_a_thread_of_ours_still_ends_on_sigterm():
+    """The bash watchdog's helper is started by the preload thread; it ignores the terminal's signals on purpose,
+    but a SIGTERM (a shutdown) must end it."""
+    dog = Watchdog()
+    started = threading.Event()
+    threads.start(lambda: (dog.start(), started.set()), name="test-preload")
+    started.wait()
+    helper = dog._helper
+    assert helper is not None
+    try:
+        helper.send_signal(signal.SIGTERM)
+        assert helper.wait(timeout=PATIENCE) == -signal.SIGTERM
+    finally:
+        helper.kill()
+        dog._close()
 
 
 def test_the_main_thread_starts_commands_on_the_fast_path():

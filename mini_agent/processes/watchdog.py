@@ -160,6 +160,7 @@ def _serve(token: str) -> None:
     """Collect group ids from stdin until end of file, then kill everything the agent started."""
     for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
         signal.signal(signum, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # started from one of the agent's threads: SIGTERM ends it
     # Groups that are never the agent's commands, whatever arrives on the pipe: init's, the agent's, our own.
     spared = {0, 1, os.getpgrp(), _group_of(os.getppid())}
     groups: set[int] = set()
