@@ -15,6 +15,8 @@ from typing import Protocol
 
 ENTER = "\n"
 CTRL_D = "\x04"
+POLL_INTERVAL = 0.1
+"""Seconds between two looks for a Ctrl-C while a question waits for its key (see `TerminalKeys._wait`)."""
 
 
 class Keys(Protocol):
@@ -63,6 +65,7 @@ class TerminalKeys:
         # and echoes it: the terminal is in its usual cooked mode between keys.
         data = b""
         while not data.endswith(b"\n"):
+            self._wait()
             chunk = os.read(self.fd, 4096)
             if not chunk:
                 raise EOFError
@@ -73,11 +76,20 @@ class TerminalKeys:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         char = ""
         while not char:  # the rest of a UTF-8 character follows its first byte
+            self._wait()
             data = os.read(self.fd, 1)
             if not data or data == CTRL_D.encode():
                 raise EOFError
             char = decoder.decode(data)
         return ENTER if char == "\r" else char
+
+    def _wait(self) -> None:
+        """Until the terminal has input. The wait wakes every POLL_INTERVAL: a Ctrl-C whose signal a thread not
+        of ours took (threads.py) is acted on only when this, the main thread, next runs Python code."""
+        import select
+
+        while not select.select([self.fd], [], [], POLL_INTERVAL)[0]:
+            pass
 
     @contextmanager
     def _cbreak(self) -> Iterator[None]:
