@@ -3,7 +3,7 @@
 bubblewrap's --die-with-parent is the parent-death signal, which fires when the *thread* that forked the child
 ends, not the process: a job started from a tool's worker thread would die with that thread.
 
-Standard library only.
+Standard library only, and threads.py (the spawner thread leaves the signals to the main thread).
 """
 
 from __future__ import annotations
