@@ -9,9 +9,9 @@ each spawn sets the thread's signal mask twice, and the kernel hands a pending s
 So every thread of ours blocks those signals as its first act (`start`/`new`, and `leave_to_main` for a
 pool's workers), and only the main thread can take them. A child inherits the mask of the thread that starts it, so
 the few places that start a long-lived process from a background thread (a command, a background job, a hook)
-give it those signals back (`child_preexec`). The one thread left as it was is the MCP event loop's: it
-is idle but while it starts a server, and the servers it starts (through the SDK, which we cannot hand a
-`preexec_fn`) must take SIGTERM.
+give it those signals back (`child_preexec`). The one thread that takes them (`takes_signals`) is the MCP
+event loop's: it is idle but while it starts a server, and the servers it starts (through the SDK, which we
+cannot hand a `preexec_fn`) must take SIGTERM.
 
 A leaf: imports nothing of mini-agent's.
 """
@@ -27,34 +27,24 @@ MAIN_ONLY = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQ
 hooks run on. (A cancel from an editor is sent to the main thread itself, app/acp_runner.py.)"""
 
 
-def start(target: Callable[..., object], *args: object, name: str) -> threading.Thread:
-    """A daemon thread running `target(*args)`, started, that never takes MAIN_ONLY's signals."""
-    thread = new(target, *args, name=name)
+def start(target: Callable[..., object], *args: object, name: str, takes_signals: bool = False) -> threading.Thread:
+    """A daemon thread running `target(*args)`, started, that never takes MAIN_ONLY's signals; with
+    `takes_signals`, one that can, as the main thread can, wherever it was started from (the MCP event loop,
+    whose children the SDK starts: see the module)."""
+    thread = new(target, *args, name=name, takes_signals=takes_signals)
     thread.start()
     return thread
 
 
-def new(target: Callable[..., object], *args: object, name: str) -> threading.Thread:
+def new(target: Callable[..., object], *args: object, name: str, takes_signals: bool = False) -> threading.Thread:
     """The same thread, for the caller to start."""
+    how = signal.SIG_UNBLOCK if takes_signals else signal.SIG_BLOCK
 
     def run() -> None:
-        leave_to_main()
+        signal.pthread_sigmask(how, MAIN_ONLY)  # a new thread is never the main thread
         target(*args)
 
     return threading.Thread(target=run, name=name, daemon=True)
-
-
-def start_unmasked(target: Callable[..., object], *args: object, name: str) -> threading.Thread:
-    """A daemon thread that can take MAIN_ONLY's signals, as the main thread can, wherever it was started from:
-    for the MCP event loop, whose children the SDK starts (see the module)."""
-
-    def run() -> None:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, MAIN_ONLY)
-        target(*args)
-
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    thread.start()
-    return thread
 
 
 def leave_to_main() -> None:

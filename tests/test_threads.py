@@ -60,7 +60,7 @@ def test_the_mcp_loops_thread_takes_signals_even_when_a_thread_of_ours_starts_it
             seen.append({int(number) for number in signal.pthread_sigmask(signal.SIG_BLOCK, ())})
             done.set()
 
-        threads.start_unmasked(look, name="test-loop")
+        threads.start(look, name="test-loop", takes_signals=True)
 
     threads.start(start_the_loop, name="test")
     done.wait()

@@ -29,7 +29,7 @@ class EventLoop:
 
         self.loop = asyncio.new_event_loop()
         # The stdio servers the SDK starts here inherit this thread's signal mask: they must take SIGTERM.
-        self.thread = threads.start_unmasked(self.loop.run_forever, name="mcp-loop")
+        self.thread = threads.start(self.loop.run_forever, name="mcp-loop", takes_signals=True)
 
     @classmethod
     def shared(cls) -> EventLoop:
